@@ -1,0 +1,46 @@
+# tinygpt-ablations. `make ablations` runs every exercise; `make test` runs the tests.
+# Each target builds .venv from pyproject.toml first if it is missing or stale.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+# The corpora: a local folder when there is one (CI and this workplace keep them in ../shared/data),
+# otherwise the pinned, hash-checked download into ~/.cache/tinygpt.
+export TINYGPT_DATA_DIR ?= $(if $(wildcard ../shared/data/SHA256SUMS),$(abspath ../shared/data))
+
+ABLATIONS ?=
+SEEDS ?=
+ARGS ?=
+RESUME ?=
+HOST ?= 127.0.0.1
+PORT ?= 5000
+
+.PHONY: train ablations ablations-quick report ui test bench reliability sample clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# The CPU wheel first: an unpinned torch would pull a multi-GB CUDA build.
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+train: $(VENV)/.installed  ## the lessons' base model, one run (ARGS="model.n_head=1 ...", RESUME=<run id>)
+	$(PY) -m lm.train $(ARGS) $(if $(RESUME),--resume $(RESUME))
+
+ablations: $(VENV)/.installed  ## every exercise (ABLATIONS=nomask,heads SEEDS=1 ARGS="workers=2")
+	$(PY) -m lm.suite $(if $(ABLATIONS),'ablations=[$(ABLATIONS)]') $(if $(SEEDS),seeds=$(SEEDS)) $(ARGS)
+
+ablations-quick: $(VENV)/.installed  ## every exercise at toy size: a smoke test in under a minute
+	$(PY) -m lm.suite quick=true $(if $(ABLATIONS),'ablations=[$(ABLATIONS)]') $(ARGS)
+
+report: $(VENV)/.installed  ## reports/report.html and reports/report.md from the MLflow store
+	$(PY) -m analysis.report $(ARGS)
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -q $(ARGS)
+
+bench: $(VENV)/.installed
+	$(PY) -m lm.bench $(ARGS)
+
+clean:
+	rm -rf reports .pytest_cache

@@ -1,0 +1,203 @@
+"""The corpora: a pinned, hash-checked file, its character vocabulary, its splits and its batches."""
+import hashlib
+import math
+import os
+import random
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytorch_lightning as pl
+import torch
+from torch.utils.data import DataLoader, IterableDataset
+
+
+class DataError(RuntimeError):
+    """A data file that is missing, unreachable or not the pinned one; the message says what to do."""
+
+
+@dataclass
+class DataConfig:
+    corpus: str = "shakespeare"
+    filename: str = "tinyshakespeare.txt"
+    url: str = ""
+    sha256: str = ""
+    vocab_size: int = 65        # the pinned file's symbols (+ BOS for documents); checked when it is read
+    documents: bool = False     # one document per line, each wrapped in BOS (microgpt), or one long text
+    path: str | None = None     # a local copy; otherwise $TINYGPT_DATA_DIR, then the download cache
+    cache_dir: str = "~/.cache/tinygpt"
+    val_fraction: float = 0.1   # the last tenth is never trained on
+    shuffle_seed: int = 42      # documents are shuffled before the split, as microgpt does
+    probe: str = "To be, or not to b"             # next-character probabilities after this
+    heatmap_line: str = "What is the time o' the day?"
+    sample_prompt: str = "JULIET:\n"
+
+    def __post_init__(self):
+        if not 0 < self.val_fraction < 1:
+            raise ValueError(f"data.val_fraction={self.val_fraction} must be between 0 and 1")
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def locate(c: DataConfig) -> Path:
+    """The verified corpus file: from data.path, $TINYGPT_DATA_DIR or the cache, downloading it if need be."""
+    if c.path:
+        candidates, where = [Path(c.path).expanduser()], "data.path"
+    elif os.environ.get("TINYGPT_DATA_DIR"):
+        candidates, where = [Path(os.environ["TINYGPT_DATA_DIR"]).expanduser() / c.filename], "$TINYGPT_DATA_DIR"
+    else:
+        candidates, where = [Path(c.cache_dir).expanduser() / c.filename], None
+    path = candidates[0]
+    if not path.is_file():
+        if where:
+            raise DataError(f"{c.filename} not found at {path} (from {where}); fix {where} or unset it to download")
+        download(c, path)
+    digest = sha256(path)
+    if digest != c.sha256:
+        raise DataError(f"{path} has SHA-256 {digest[:12]}…, expected {c.sha256[:12]}…: the file is corrupt or "
+                        f"not {c.corpus}; delete it{' (the next run downloads it again)' if not where else ''} "
+                        f"or point data.path at a good copy")
+    return path
+
+
+def download(c: DataConfig, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_suffix(".part")
+    try:
+        with urllib.request.urlopen(c.url, timeout=30) as response:
+            part.write_bytes(response.read())
+    except OSError as e:
+        part.unlink(missing_ok=True)
+        raise DataError(f"could not download {c.corpus} from {c.url} ({getattr(e, 'reason', e)}); with no network, "
+                        f"put {c.filename} in {path.parent} or set TINYGPT_DATA_DIR to a folder holding it") from None
+    if hashlib.sha256(part.read_bytes()).hexdigest() != c.sha256:
+        part.unlink()
+        raise DataError(f"the download from {c.url} does not match the pinned SHA-256 {c.sha256[:12]}…; "
+                        f"put a verified {c.filename} in {path.parent}")
+    part.replace(path)  # only a verified file ever has the final name
+
+
+class Corpus:
+    """Characters as ids. A text is one long stream; documents are rows [BOS, c1..cn, BOS, -1 …]."""
+
+    def __init__(self, c: DataConfig, text: str):
+        self.name, self.documents = c.corpus, c.documents
+        if c.documents:
+            docs = [line.strip() for line in text.splitlines() if line.strip()]
+            random.Random(c.shuffle_seed).shuffle(docs)
+            self.chars = sorted(set("".join(docs)))
+            self.bos = len(self.chars)
+            self.stoi = {ch: i for i, ch in enumerate(self.chars)}
+            n_val = max(1, int(len(docs) * c.val_fraction))
+            train_docs, val_docs = docs[:-n_val], docs[-n_val:]
+            width = max(map(len, docs)) + 2
+            self.train, self.val = (self._rows(d, width) for d in (train_docs, val_docs))
+            self.train_text = "\n".join(train_docs)
+        else:
+            self.chars, self.bos = sorted(set(text)), None
+            self.stoi = {ch: i for i, ch in enumerate(self.chars)}
+            ids = torch.tensor(self.encode(text), dtype=torch.long)
+            split = int((1 - c.val_fraction) * len(ids))
+            self.train, self.val = ids[:split], ids[split:]
+            self.train_text = text[:split]
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.chars) + (self.bos is not None)
+
+    def encode(self, s: str) -> list[int]:
+        bad = sorted(set(s) - self.stoi.keys())
+        if bad:
+            raise ValueError(f"{''.join(bad)!r} {'is' if len(bad) == 1 else 'are'} not in the "
+                             f"{len(self.chars)}-character vocabulary of {self.name}")
+        return [self.stoi[ch] for ch in s]
+
+    def decode(self, ids) -> str:
+        return "".join("\n" if i == self.bos else self.chars[i] for i in ids)
+
+    def _rows(self, docs: list[str], width: int) -> torch.Tensor:
+        rows = torch.full((len(docs), width), -1, dtype=torch.long)
+        for r, doc in enumerate(docs):
+            ids = [self.bos, *self.encode(doc), self.bos]
+            rows[r, :len(ids)] = torch.tensor(ids)
+        return rows
+
+    def batch(self, split: str, batch_size: int, block_size: int, generator: torch.Generator):
+        """Random training examples: windows of block_size characters, or documents, with targets one on."""
+        data = self.train if split == "train" else self.val
+        if self.documents:
+            rows = data[torch.randint(len(data), (batch_size,), generator=generator)]
+            if rows.size(1) < block_size + 1:
+                rows = torch.nn.functional.pad(rows, (0, block_size + 1 - rows.size(1)), value=-1)
+            x, y = rows[:, :block_size].clone(), rows[:, 1:block_size + 1]
+            x[x < 0] = self.bos  # what padding reads is never scored
+            return x, y
+        starts = torch.randint(len(data) - block_size - 1, (batch_size, 1), generator=generator)
+        chunk = data[starts + torch.arange(block_size + 1)]  # index arithmetic, no Python loop
+        return chunk[:, :-1], chunk[:, 1:]
+
+    def baselines(self) -> dict[str, float]:
+        """Uniform guessing, ln V, and a bigram table (counts + 1) fitted on train and scored on validation."""
+        V = self.vocab_size
+
+        def pairs(data):
+            if self.documents:
+                a, b = data[:, :-1].flatten(), data[:, 1:].flatten()
+                keep = (a >= 0) & (b >= 0)
+                return a[keep], b[keep]
+            return data[:-1], data[1:]
+
+        counts = torch.ones(V, V, dtype=torch.float64)
+        a, b = pairs(self.train)
+        counts.index_put_((a, b), torch.ones(len(a), dtype=torch.float64), accumulate=True)
+        logp = (counts / counts.sum(1, keepdim=True)).log()
+        a, b = pairs(self.val)
+        return {"uniform_loss": math.log(V), "bigram_loss": -logp[a, b].mean().item()}
+
+
+def load_corpus(c: DataConfig) -> Corpus:
+    corpus = Corpus(c, locate(c).read_text(encoding="utf-8"))
+    if corpus.vocab_size != c.vocab_size:
+        raise DataError(f"data.vocab_size={c.vocab_size} but {c.filename} has {corpus.vocab_size} symbols")
+    return corpus
+
+
+class TrainBatches(IterableDataset):
+    """An endless stream of training batches. The batch for step k depends only on (seed, k), so a resumed
+    run sees exactly the batches it would have seen, with no sampler state to save."""
+
+    def __init__(self, corpus: Corpus, batch_size: int, block_size: int, seed: int, start_step: int = 0):
+        self.corpus, self.batch_size, self.block_size = corpus, batch_size, block_size
+        self.seed, self.start_step = seed, start_step
+
+    def __iter__(self):
+        g, step = torch.Generator(), self.start_step
+        while True:
+            g.manual_seed(self.seed * 1_000_003 + step)
+            yield self.corpus.batch("train", self.batch_size, self.block_size, g)
+            step += 1
+
+
+def val_batches(corpus: Corpus, n_batches: int, batch_size: int, block_size: int) -> list:
+    """A fixed set of validation windows, the same for every run, so runs can be compared."""
+    g = torch.Generator().manual_seed(1)
+    return [corpus.batch("val", batch_size, block_size, g) for _ in range(n_batches)]
+
+
+class CorpusDataModule(pl.LightningDataModule):
+    def __init__(self, corpus: Corpus, batch_size: int, block_size: int, seed: int,
+                 n_val_batches: int, val_batch_size: int):
+        super().__init__()
+        self.corpus, self.batch_size, self.block_size, self.seed = corpus, batch_size, block_size, seed
+        self.val = val_batches(corpus, n_val_batches, val_batch_size, block_size)
+
+    def train_dataloader(self):
+        # Called after a checkpoint is restored, so a resumed run picks up at its own step.
+        start = self.trainer.global_step if self.trainer else 0
+        return DataLoader(TrainBatches(self.corpus, self.batch_size, self.block_size, self.seed, start),
+                          batch_size=None)
+
+    def val_dataloader(self):
+        return DataLoader(self.val, batch_size=None)

@@ -1,0 +1,65 @@
+"""Where a suite's runs execute: worker processes on this machine, or jobs through submitit."""
+import fcntl
+import multiprocessing as mp
+import os
+import signal
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+
+def plan_workers(jobs: int, workers: int = 0, threads: int = 0) -> tuple[int, int]:
+    """Workers × threads for this machine. On a few cores, single-threaded runs side by side beat one run
+    spread over every core: these models are too small to keep two threads busy (see `make bench`)."""
+    cores = os.cpu_count() or 1
+    workers = workers or max(1, min(cores, jobs))
+    return workers, threads or max(1, cores // workers)
+
+
+_slot = None
+
+
+def _init_worker(threads: int, workers_lock: str, parent: int, counter) -> None:
+    global _slot
+    import torch
+
+    torch.set_num_threads(threads)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the run in progress, which stops cleanly
+    # Shared while this worker lives: a new suite waits on it, so an orphan of a killed one can never
+    # train beside it.
+    lock = open(workers_lock, "a+")
+    fcntl.flock(lock, fcntl.LOCK_SH)
+    _init_worker.lock = lock
+    with counter.get_lock():
+        counter.value += 1
+        _slot = counter.value
+
+    def watch():  # a worker never outlives its suite, even one killed with SIGKILL
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def worker_slot() -> int:
+    return _slot or 0
+
+
+class LocalPool:
+    """Worker processes on this machine, each with its share of the cores."""
+
+    def __init__(self, workers: int, threads: int, workers_lock: str):
+        self.capacity, self.threads = workers, threads
+        ctx = mp.get_context("spawn")
+        self.pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
+                                        initargs=(threads, workers_lock, os.getpid(), ctx.Value("i", 0)))
+
+    def submit(self, fn, *args):
+        return self.pool.submit(fn, *args)
+
+    def describe(self) -> str:
+        return f"{self.capacity} worker{'s' * (self.capacity > 1)} × {self.threads} thread{'s' * (self.threads > 1)}"
+
+    def shutdown(self, cancel: bool = False) -> None:
+        self.pool.shutdown(wait=not cancel, cancel_futures=cancel)

@@ -1,0 +1,186 @@
+"""A character-level GPT: lesson 000's model, with the toggles the lessons' exercises turn."""
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+@dataclass
+class GPTConfig:
+    vocab_size: int = 65
+    block_size: int = 64        # context: the most characters any prediction reads
+    n_layer: int = 2
+    n_head: int = 4
+    n_embd: int = 64
+    mask: bool = True           # causal mask; without it every position can read its own answer
+    pos_emb: bool = True        # learned position vectors; without them attention sees a bag of characters
+    norm: str = "layer"         # "layer" (lesson 000) or "rms" (microgpt)
+    norm_affine: bool = True    # a learned gain in every norm (and a shift, for layer norm with biases)
+    embed_norm: bool = False    # microgpt normalises the embeddings before the first block
+    final_norm: bool = True     # microgpt goes straight from the last block to the output layer
+    activation: str = "relu"    # "relu" (lessons 000 and 001) or "gelu" (lesson 002)
+    bias: bool = True           # biases on W_o, the MLP and the output layer; W_q, W_k, W_v never have one
+    dropout: float = 0.0
+    init: str = "lesson000"     # "lesson000": N(0, gain²/fan_in); "microgpt": N(0, 0.08²) everywhere
+
+    def __post_init__(self):
+        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"model.{name}={getattr(self, name)} must be positive")
+        if self.n_embd % self.n_head:
+            raise ValueError(f"model.n_embd={self.n_embd} is not divisible by model.n_head={self.n_head}")
+        choices = {"norm": ("layer", "rms"), "activation": ("relu", "gelu"), "init": ("lesson000", "microgpt")}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"model.{name}={getattr(self, name)!r} must be one of {', '.join(allowed)}")
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"model.dropout={self.dropout} must be in [0, 1)")
+
+
+def n_params(c: GPTConfig) -> int:
+    """The parameter count in closed form, for checking a model and predicting one before it is built."""
+    d, b = c.n_embd, int(c.bias)
+    norm = (d + d * b * (c.norm == "layer")) * c.norm_affine
+    block = 4 * d * d + d * b + 8 * d * d + 5 * d * b + 2 * norm   # attention, MLP (d → 4d → d), two norms
+    return (c.vocab_size * d + c.block_size * d * c.pos_emb + norm * (c.embed_norm + c.final_norm)
+            + c.n_layer * block + c.vocab_size * d + c.vocab_size * b)
+
+
+def make_norm(c: GPTConfig) -> nn.Module:
+    if c.norm == "layer":
+        return nn.LayerNorm(c.n_embd, eps=1e-5, elementwise_affine=c.norm_affine, bias=c.bias and c.norm_affine)
+    return nn.RMSNorm(c.n_embd, eps=1e-5, elementwise_affine=c.norm_affine)
+
+
+class KVCache:
+    """Keys and values of the characters read so far, one pair per block, so a new character costs one column."""
+
+    def __init__(self, n_layer: int):
+        self.kv: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * n_layer
+
+    def __len__(self) -> int:
+        return 0 if self.kv[0] is None else self.kv[0][0].size(2)
+
+    def extend(self, layer: int, k: torch.Tensor, v: torch.Tensor):
+        if self.kv[layer] is not None:
+            k, v = torch.cat([self.kv[layer][0], k], 2), torch.cat([self.kv[layer][1], v], 2)
+        self.kv[layer] = (k, v)
+        return k, v
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, c: GPTConfig, layer: int):
+        super().__init__()
+        self.layer, self.n_head, self.mask, self.dropout = layer, c.n_head, c.mask, c.dropout
+        self.c_attn = nn.Linear(c.n_embd, 3 * c.n_embd, bias=False)   # W_q, W_k, W_v side by side
+        self.c_proj = nn.Linear(c.n_embd, c.n_embd, bias=c.bias)      # W_o joins the heads
+        self.resid_dropout = nn.Dropout(c.dropout)
+
+    def forward(self, x, cache: KVCache | None = None, need_weights: bool = False):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in self.c_attn(x).split(C, 2))
+        if cache is not None:
+            k, v = cache.extend(self.layer, k, v)
+        # A single new query next to cached keys may read them all: they are all earlier.
+        causal = self.mask and T > 1
+        weights = None
+        if need_weights:  # the analysis path: the same sums, written out so the weights can be kept
+            scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+            if causal:
+                scores = scores.masked_fill(~torch.ones(T, T, dtype=torch.bool, device=x.device).tril(), -math.inf)
+            weights = scores.softmax(-1)
+            y = F.dropout(weights, self.dropout, self.training) @ v
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                               dropout_p=self.dropout if self.training else 0.0)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.c_proj(y)), weights
+
+
+class MLP(nn.Module):
+    def __init__(self, c: GPTConfig):
+        super().__init__()
+        self.c_fc = nn.Linear(c.n_embd, 4 * c.n_embd, bias=c.bias)
+        self.act = nn.GELU() if c.activation == "gelu" else nn.ReLU()
+        self.c_proj = nn.Linear(4 * c.n_embd, c.n_embd, bias=c.bias)
+        self.dropout = nn.Dropout(c.dropout)
+
+    def forward(self, x):
+        return self.dropout(self.c_proj(self.act(self.c_fc(x))))
+
+
+class Block(nn.Module):
+    def __init__(self, c: GPTConfig, layer: int):
+        super().__init__()
+        self.ln_1, self.attn = make_norm(c), CausalSelfAttention(c, layer)
+        self.ln_2, self.mlp = make_norm(c), MLP(c)
+
+    def forward(self, x, cache=None, need_weights=False):
+        a, weights = self.attn(self.ln_1(x), cache, need_weights)
+        x = x + a                       # residual: add, don't replace
+        return x + self.mlp(self.ln_2(x)), weights
+
+
+class GPT(nn.Module):
+    def __init__(self, c: GPTConfig):
+        super().__init__()
+        self.config = c
+        self.wte = nn.Embedding(c.vocab_size, c.n_embd)
+        self.wpe = nn.Embedding(c.block_size, c.n_embd) if c.pos_emb else None
+        self.drop = nn.Dropout(c.dropout)
+        self.ln_e = make_norm(c) if c.embed_norm else nn.Identity()
+        self.h = nn.ModuleList(Block(c, i) for i in range(c.n_layer))
+        self.ln_f = make_norm(c) if c.final_norm else nn.Identity()
+        self.lm_head = nn.Linear(c.n_embd, c.vocab_size, bias=c.bias)
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self):
+        c = self.config
+        for name, p in self.named_parameters():
+            if c.init == "microgpt":
+                nn.init.normal_(p, 0.0, 0.08) if p.dim() == 2 else None
+            elif name in ("wte.weight", "wpe.weight"):
+                nn.init.normal_(p, 0.0, 1.0)
+            elif p.dim() == 2:
+                # Lesson 000: spread 1/√fan_in; √2 into the ReLU; the two layers that add to the
+                # residual stream shrink by √(2·n_layer) so its variance stays put as blocks stack.
+                gain = math.sqrt(2) if name.endswith("c_fc.weight") else 1.0
+                if name.endswith("c_proj.weight"):
+                    gain = 1 / math.sqrt(2 * c.n_layer)
+                nn.init.normal_(p, 0.0, gain / math.sqrt(p.size(1)))
+            elif name.endswith("bias"):
+                nn.init.zeros_(p)
+            # norm gains keep their default of 1
+
+    def _run(self, idx, cache: KVCache | None = None, need_weights: bool = False):
+        T, start = idx.size(1), len(cache) if cache is not None else 0
+        if start + T > self.config.block_size:
+            raise ValueError(f"{start + T} characters exceed the context of {self.config.block_size}")
+        x = self.wte(idx)
+        if self.wpe is not None:
+            x = x + self.wpe(torch.arange(start, start + T, device=idx.device))
+        x = self.ln_e(self.drop(x))
+        maps = []
+        for block in self.h:
+            x, weights = block(x, cache, need_weights)
+            maps.append(weights)
+        return self.lm_head(self.ln_f(x)), maps
+
+    def forward(self, idx, targets=None):
+        """Logits for the next character at every position and, given targets, their mean cross-entropy."""
+        logits, _ = self._run(idx)
+        if targets is None:
+            return logits, None
+        # Targets of -1 are padding after a document's end; they carry no loss.
+        return logits, F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-1)
+
+    def attention_maps(self, idx):
+        """Logits and every block's attention weights, each (batch, head, query, key)."""
+        return self._run(idx, need_weights=True)
+
+    def extend(self, idx, cache: KVCache):
+        """Logits for characters that follow those already in the cache."""
+        return self._run(idx, cache)[0]

@@ -1,0 +1,108 @@
+"""The Lightning side of a run: the optimiser, the training step and validation on fixed windows."""
+import math
+from dataclasses import dataclass, field
+
+import pytorch_lightning as pl
+import torch
+from torch.nn import functional as F
+
+from lm.model import GPT, GPTConfig
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 3000
+    batch_size: int = 32
+    lr: float = 0.003
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.999])
+    optimizer: str = "adam"     # "adam" (lessons 000, 001) or "adamw" (lesson 002)
+    weight_decay: float = 0.0
+    schedule: str = "constant"  # "constant", "linear" decay to 0 (microgpt) or "cosine" to min_lr after warmup
+    warmup_steps: int = 0
+    min_lr: float = 0.0
+    grad_clip: float = 0.0      # 0: no clipping
+
+    def __post_init__(self):
+        for name in ("steps", "batch_size"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"train.{name}={getattr(self, name)} must be positive")
+        if not self.lr > 0:
+            raise ValueError(f"train.lr={self.lr} must be positive")
+        if self.optimizer not in ("adam", "adamw"):
+            raise ValueError(f"train.optimizer={self.optimizer!r} must be adam or adamw")
+        if self.schedule not in ("constant", "linear", "cosine"):
+            raise ValueError(f"train.schedule={self.schedule!r} must be constant, linear or cosine")
+
+    def lr_factor(self, step: int) -> float:
+        if step < self.warmup_steps:
+            return (step + 1) / self.warmup_steps
+        if self.schedule == "linear":
+            return 1 - step / self.steps
+        if self.schedule == "cosine":
+            done = (step - self.warmup_steps) / max(1, self.steps - self.warmup_steps)
+            floor = self.min_lr / self.lr
+            return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, done)))
+        return 1.0
+
+
+def token_losses(model: GPT, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of every prediction, (batch, position); padding scores 0."""
+    logits, _ = model(x)
+    return F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-1, reduction="none").view_as(y)
+
+
+@torch.no_grad()
+def honest_loss(model: GPT, x: torch.Tensor, y: torch.Tensor) -> float:
+    """Each prediction made from its prefix alone, as in generation: no later character is ever fed in, whatever
+    the mask. For a masked model this equals the ordinary loss; without the mask it is the true one."""
+    total = 0.0
+    for t in range(1, x.size(1) + 1):
+        logits, _ = model(x[:, :t])
+        total += F.cross_entropy(logits[:, -1], y[:, t - 1], ignore_index=-1, reduction="sum").item()
+    return total / (y >= 0).sum().item()
+
+
+class LitGPT(pl.LightningModule):
+    def __init__(self, model: dict, train: dict, honest_windows: int = 0):
+        super().__init__()
+        self.save_hyperparameters()
+        self.model = GPT(GPTConfig(**model))
+        self.cfg = TrainConfig(**train)
+        self.honest_windows = honest_windows
+        self.val_metrics: dict[str, float] = {}
+
+    def training_step(self, batch, batch_idx):
+        _, loss = self.model(*batch)
+        self.log("train_loss", loss, prog_bar=True, logger=False)  # the per-step curve is logged in bulk
+        return loss
+
+    def on_validation_epoch_start(self):
+        T = self.model.config.block_size
+        self._sum = torch.zeros(T, dtype=torch.float64, device=self.device)
+        self._count = torch.zeros(T, dtype=torch.float64, device=self.device)
+        self._honest: list[torch.Tensor] = []
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        losses = token_losses(self.model, x, y)
+        self._sum += losses.sum(0)
+        self._count += (y >= 0).sum(0)
+        if sum(len(h) for h in self._honest) < self.honest_windows:
+            self._honest.append(batch)
+
+    def on_validation_epoch_end(self):
+        # Kept for the run's recorder, which logs them at the step they belong to.
+        self.val_metrics = {"val_loss": (self._sum.sum() / self._count.sum()).item()}
+        if self.honest_windows:
+            x, y = (torch.cat(t)[: self.honest_windows] for t in zip(*self._honest))
+            self.val_metrics["honest_val_loss"] = honest_loss(self.model, x, y)
+        self.log("val_loss", self.val_metrics["val_loss"], prog_bar=True, logger=False)
+
+    def configure_optimizers(self):
+        c = self.cfg
+        opt_class = torch.optim.AdamW if c.optimizer == "adamw" else torch.optim.Adam
+        opt = opt_class(self.parameters(), lr=c.lr, betas=tuple(c.betas), weight_decay=c.weight_decay)
+        if c.schedule == "constant" and not c.warmup_steps:
+            return opt
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, c.lr_factor)
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}

@@ -1,0 +1,79 @@
+"""What a trained model shows, measured once at the end of a run: the numbers and files MLflow keeps."""
+import json
+import math
+
+import pandas as pd
+import torch
+
+from analysis import heads
+from lm.data import Corpus
+from lm.model import GPT
+from lm.module import honest_loss, token_losses
+from lm.sample import generate, next_char_probs, training_words, word_validity
+
+
+@torch.no_grad()
+def validation(model: GPT, batches, honest_windows: int = 0) -> dict:
+    by_pos = torch.zeros(model.config.block_size, dtype=torch.float64)
+    n_pos = torch.zeros_like(by_pos)
+    for x, y in batches:
+        losses = token_losses(model, x, y).double().cpu()
+        mask = (y >= 0).cpu()
+        by_pos += losses.sum(0)
+        n_pos += mask.sum(0)
+    total, count = by_pos.sum().item(), n_pos.sum().item()
+    out = {"val_loss": total / count, "loss_by_position": (by_pos / n_pos.clamp(min=1)).tolist()}
+    out["val_perplexity"] = math.exp(out["val_loss"])
+    if honest_windows:
+        x, y = (torch.cat(t)[:honest_windows] for t in zip(*batches))
+        out["honest_val_loss"] = honest_loss(model, x, y)
+    return out
+
+
+def probe(model: GPT, corpus: Corpus, prompt: str, k: int = 5) -> dict:
+    p = next_char_probs(model, corpus.encode(prompt) if not corpus.documents else [corpus.bos, *corpus.encode(prompt)])
+    top = p.topk(k)
+    return {"prompt": prompt, "top": [(corpus.decode([int(i)]), float(v)) for v, i in zip(top.values, top.indices)]}
+
+
+def samples(model: GPT, corpus: Corpus, prompt: str, length: int, temperature: float, count: int, seed: int):
+    """`count` samples with their word validity; for documents, `count` documents, each up to the context."""
+    if corpus.documents:
+        start, stop = [corpus.bos, *corpus.encode(prompt)], corpus.bos
+        return {"texts": [prompt + corpus.decode(generate(model, start, model.config.block_size, temperature,
+                                                          seed + i, stop)) for i in range(count)]}
+    texts = [corpus.decode(generate(model, corpus.encode(prompt), length, temperature, seed + i))
+             for i in range(count)]
+    out = {"texts": [prompt + t for t in texts]}
+    for strip in (False, True):
+        words = training_words(corpus.train_text, strip)
+        scores = [word_validity(t, words, strip) for t in texts]
+        out["word_validity" + ("_stripped" if strip else "")] = sum(scores) / len(scores)
+        out["word_validity" + ("_stripped" if strip else "") + "_each"] = scores
+    return out
+
+
+@torch.no_grad()
+def attention_on(model: GPT, corpus: Corpus, line: str) -> dict:
+    """Every head's weights on one line, for heatmaps: {chars, weights[block][head][query][key]}."""
+    ids = corpus.encode(line)[: model.config.block_size]
+    if corpus.documents:
+        ids = [corpus.bos, *ids][: model.config.block_size]
+    _, maps = model.attention_maps(torch.tensor([ids], device=next(model.parameters()).device))
+    return {"chars": [corpus.decode([i]) for i in ids],
+            "weights": [[[[round(w, 5) for w in row] for row in head] for head in m[0].cpu().tolist()] for m in maps]}
+
+
+@torch.no_grad()
+def head_statistics(model: GPT, corpus: Corpus, batches, windows: int, skip: int) -> pd.DataFrame:
+    x = torch.cat([b[0] for b in batches])[:windows]
+    _, maps = model.attention_maps(x)
+    boundary = {corpus.stoi[c] for c in " \n" if c in corpus.stoi} | ({corpus.bos} if corpus.documents else set())
+    table = heads.head_table([m.float().cpu() for m in maps], x.cpu(), boundary, skip=min(skip, x.size(1) - 1))
+    exclude = {corpus.bos} if corpus.documents else set()
+    induction = heads.induction_score(model, model.config.vocab_size, exclude=exclude)
+    return table.merge(induction, on=["block", "head"])
+
+
+def to_json(obj) -> str:
+    return json.dumps(obj, indent=1, ensure_ascii=False)

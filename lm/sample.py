@@ -1,0 +1,90 @@
+"""Generating text, next-character probabilities, and how many generated words are real ones."""
+import string
+from dataclasses import dataclass
+
+import torch
+
+from lm.model import GPT, KVCache
+
+
+@dataclass
+class SampleConfig:
+    length: int = 400           # characters generated per sample
+    temperature: float = 0.8    # below 1 plays safe, above 1 takes risks
+    count: int = 1              # samples per run
+    seed: int = 1
+
+    def __post_init__(self):
+        check_temperature(self.temperature, "sample.temperature")
+        if self.length <= 0 or self.count <= 0:
+            raise ValueError(f"sample.length={self.length} and sample.count={self.count} must be positive")
+
+
+def check_temperature(t: float, name: str = "temperature") -> None:
+    if not t > 0:
+        raise ValueError(f"{name}={t} must be above 0: the scores are divided by it")
+
+
+def _pick(logits: torch.Tensor, temperature: float, g: torch.Generator) -> int:
+    # Inverse CDF with one uniform draw: the same seed picks the same character from the same probabilities.
+    cdf = (logits.double() / temperature).softmax(-1).cumsum(-1)
+    u = torch.rand(1, generator=g, dtype=torch.float64) * cdf[-1]
+    return min(int(torch.searchsorted(cdf, u)), cdf.numel() - 1)
+
+
+@torch.no_grad()
+def generate(model: GPT, prompt: list[int], n: int, temperature: float, seed: int,
+             stop: int | None = None, cache: bool = True) -> list[int]:
+    """n characters after the prompt. The window restarts from its last half once it is full, so no prediction
+    reads more than block_size characters and a KV cache stays valid; cache=False recomputes the window every
+    step and gives the same characters. A model without the mask is always run uncached, since with it the
+    earlier positions read the later ones too."""
+    check_temperature(temperature)
+    was_training = model.training
+    model.eval()
+    T = model.config.block_size
+    cache = cache and model.config.mask
+    g = torch.Generator().manual_seed(seed)
+    device = next(model.parameters()).device
+    out = list(prompt)
+    window = out[-T:]
+    kv, fed = KVCache(model.config.n_layer), 0
+    for _ in range(n):
+        if len(window) > T:
+            window = window[-max(1, T // 2):]
+            kv, fed = KVCache(model.config.n_layer), 0
+        if cache:
+            logits = model.extend(torch.tensor([window[fed:]], device=device), kv)[0, -1]
+            fed = len(window)
+        else:
+            logits = model(torch.tensor([window], device=device))[0][0, -1]
+        nxt = _pick(logits, temperature, g)
+        if nxt == stop:
+            break
+        out.append(nxt)
+        window.append(nxt)
+    model.train(was_training)
+    return out[len(prompt):]
+
+
+@torch.no_grad()
+def next_char_probs(model: GPT, prompt: list[int], temperature: float = 1.0) -> torch.Tensor:
+    check_temperature(temperature)
+    T = model.config.block_size
+    device = next(model.parameters()).device
+    logits, _ = model(torch.tensor([prompt[-T:]], device=device))
+    return (logits[0, -1].double() / temperature).softmax(-1).float().cpu()
+
+
+def word_validity(text: str, vocabulary: set[str], strip: bool = False) -> float:
+    """The fraction of whitespace-separated words that occur in the training text (lesson 000's measure);
+    strip=True first drops punctuation at both ends, so 'lord,' counts as 'lord'."""
+    words = text.split()
+    if strip:
+        words = [w for w in (w.strip(string.punctuation) for w in words) if w]
+    return sum(w in vocabulary for w in words) / len(words) if words else 0.0
+
+
+def training_words(train_text: str, strip: bool = False) -> set[str]:
+    words = train_text.split()
+    return {w.strip(string.punctuation) for w in words} - {""} if strip else set(words)

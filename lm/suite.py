@@ -1,0 +1,326 @@
+"""`make ablations`: every exercise's runs, several seeds each, tracked in MLflow, resumable and parallel.
+
+    python -m lm.suite [ablations=[nomask,heads]] [seeds=1] [quick=true] [workers=2] [overrides=[train.lr=0.01]]
+
+Each exercise is an MLflow experiment holding one parent run with a child run per (variant, seed). A child
+whose config hash already FINISHED is skipped; one left RUNNING, KILLED or FAILED by a crash is trained again
+in place, from its last checkpoint. A run that diverged stays FAILED, with its reason.
+"""
+import fcntl
+import hashlib
+import statistics
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+from tqdm import tqdm
+
+from lm import config, exercises, launchers, train
+from lm.config import ConfigError, RunConfig
+from lm.exercises import Exercise, RunSpec
+
+QUICK_OVERRIDES = [  # toy size: every code path, in seconds
+    "train.steps=20", "eval.every=10", "eval.val_batches=2", "eval.val_batch_size=16", "eval.honest_windows=8",
+    "eval.head_windows=8", "sample.length=100", "sample.count=2",
+]
+
+
+@dataclass
+class LauncherConfig:
+    name: str = "local"         # local: worker processes here; submitit: one job per run (SLURM or local)
+    cluster: str | None = None  # submitit's cluster: slurm, local or debug
+    folder: str = ".cache/submitit"
+    max_jobs: int = 8           # jobs in flight at once
+    parameters: dict[str, Any] = field(default_factory=dict)  # submitit's resources, e.g. timeout_min
+
+
+@dataclass
+class SuiteConfig:
+    ablations: Any = "all"      # all, or a list of exercise names
+    seeds: int = 3
+    quick: bool = False
+    workers: int = 0            # 0: chosen for the machine
+    threads: int = 0            # per worker; 0: the cores shared out
+    overrides: list[str] = field(default_factory=list)  # applied to every run
+    tracking_uri: str | None = None
+    launcher: LauncherConfig = field(default_factory=LauncherConfig)
+
+    def __post_init__(self):
+        if self.seeds <= 0:
+            raise ValueError(f"seeds={self.seeds} must be positive")
+        if self.workers < 0 or self.threads < 0:
+            raise ValueError("workers and threads must be 0 (automatic) or more")
+
+
+@dataclass
+class Job:
+    spec: RunSpec
+    cfg: RunConfig
+    experiment: str
+    run_id: str | None = None
+    state: str = "pending"      # pending, finished (already), done, failed, killed, skipped
+    result: dict = field(default_factory=dict)
+
+    @property
+    def cost(self) -> float:
+        """Roughly the multiply-adds of training: steps × tokens × (parameters + attention)."""
+        m, t = self.cfg.model, self.cfg.train
+        if self.spec.init_from:
+            return 1e9
+        return t.steps * t.batch_size * m.block_size * (12 * m.n_layer * m.n_embd ** 2 + m.n_layer * m.block_size * m.n_embd)
+
+
+def load_suite_config(argv: list[str]) -> SuiteConfig:
+    raw = config.compose_dict(argv, "suite")
+    try:
+        return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(SuiteConfig), raw))
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    except Exception as e:
+        raise ConfigError(config.one_line(e)) from None
+
+
+def plan(s: SuiteConfig) -> tuple[list[Exercise], list[Job]]:
+    """Every run the suite asks for, composed and checked; an exercise that reads another's models brings it in."""
+    chosen = exercises.select(s.ablations)
+    known = exercises.load_all()
+    for ex in list(chosen):
+        if ex.init_from and known[ex.init_from] not in chosen:
+            chosen.insert(0, known[ex.init_from])
+    prefix = "quick/" if s.quick else ""
+    jobs = []
+    for ex in chosen:
+        for spec in ex.runs(s.seeds if not s.quick else 1):
+            extra = [*(QUICK_OVERRIDES if s.quick else []), *s.overrides,
+                     f"tracking.experiment={prefix}{ex.name}", f"tracking.run_name={spec.name}"]
+            if s.tracking_uri:
+                extra.append(f"tracking.uri={s.tracking_uri}")
+            if ex.init_from:  # the same training as the source, so the same checkpoint fits
+                extra.append(f"init_from={ex.init_from}")
+            try:
+                cfg = config.load([*spec.overrides, *extra])
+            except ConfigError as e:
+                raise ConfigError(f"{ex.name}/{spec.name}: {e}") from None
+            jobs.append(Job(spec, cfg, f"{prefix}{ex.name}"))
+    return chosen, jobs
+
+
+@contextmanager
+def exclusive(store) -> None:
+    """One suite per store at a time: a second one waits, then finds the first one's runs finished."""
+    folder = store.local_dir or Path.home() / ".cache/tinygpt/locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"suite-{hashlib.sha256(store.uri.encode()).hexdigest()[:8]}.lock"
+    with open(path, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print("another suite is using this store; waiting for it to finish…", file=sys.stderr, flush=True)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        workers_lock = f"{path}.workers"
+        with open(workers_lock, "a+") as w:  # workers of a killed suite: wait until they are gone
+            fcntl.flock(w, fcntl.LOCK_EX)
+            fcntl.flock(w, fcntl.LOCK_UN)
+        yield workers_lock
+
+
+def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str) -> dict[str, str]:
+    """Finds or creates each exercise's parent run and each job's child run; marks finished jobs."""
+    parents = {}
+    by_exp: dict[str, list] = {}
+    for ex in chosen:
+        name = prefix + ex.name
+        exp_id = store.experiment_id(name)
+        note = f"**{ex.title}**. Lesson {ex.lesson}.\n\nMeasures: {ex.measures}.\n\n" + \
+               "\n".join(f"- {c.text}" + (f" (check: `{c.check}`)" if c.check else "") for c in ex.claims)
+        store.client.set_experiment_tag(exp_id, "mlflow.note.content", note)
+        runs = store.client.search_runs([exp_id], max_results=10000)
+        by_exp[name] = runs
+        for r in runs:  # the suite holds the lock, so a RUNNING run is one whose process died
+            if r.info.status == "RUNNING" and r.data.tags.get("role") != "exercise":
+                store.end_run(r.info.run_id, "KILLED", "found RUNNING by the next suite: its process had died")
+        parent = next((r for r in runs if r.data.tags.get("role") == "exercise"), None)
+        if parent is None:
+            parents[name] = store.create_run(name, ex.name, {"role": "exercise", "ablation": ex.name,
+                                                             "mlflow.note.content": note})
+        else:
+            parents[name] = parent.info.run_id
+            store.mark_running(parents[name])
+    for job in jobs:
+        found = [r for r in by_exp[job.experiment] if r.data.tags.get("config_hash") == job.cfg.config_hash]
+        finished = next((r for r in found if r.info.status == "FINISHED"), None)
+        diverged = next((r for r in found if r.data.tags.get("diverged") == "true"), None)
+        if finished or diverged:
+            job.run_id, job.state = (finished or diverged).info.run_id, "finished" if finished else "failed"
+            continue
+        if found:  # interrupted or crashed: train it again, in place, from its checkpoint if it has one
+            job.run_id = found[0].info.run_id
+        else:
+            job.run_id = store.create_run(job.experiment, job.spec.name, {
+                "ablation": job.spec.exercise, "variant": job.spec.variant, "seed": job.spec.seed,
+                "config_hash": job.cfg.config_hash}, parent=parents[job.experiment])
+    return parents
+
+
+_corpora: dict = {}
+
+
+def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
+    """In a worker: one run, start to finish."""
+    from lm.tracking import Store
+
+    key = cfg.data.corpus
+    if key not in _corpora:
+        _corpora[key] = train.prepare(cfg)
+    cfg.runtime.progress_position = launchers.worker_slot()
+    cfg.runtime.progress = cfg.runtime.progress and sys.stdout.isatty()
+    t = time.time()
+    result = train.execute(cfg, _corpora[key], Store(cfg.tracking.uri, cfg.tracking.checkpoint_dir), run_id, init_run)
+    keep = ("status", "reason", "val_loss", "ms_per_step")
+    return {**{k: result[k] for k in keep if k in result}, "seconds": time.time() - t}
+
+
+def dispatch(jobs: list[Job], launcher, bar) -> bool:
+    """Runs the pending jobs, longest first, a source before what reads it. False if interrupted."""
+    pending = sorted((j for j in jobs if j.state == "pending"), key=lambda j: -j.cost)
+    sources = {(j.spec.exercise, j.spec.seed): j for j in jobs}
+    running: dict = {}
+    interrupted = False
+    finished, total = 0, len(pending)
+
+    def ready(job):
+        if not job.spec.init_from:
+            return True
+        src = sources.get((job.spec.init_from, job.spec.seed))
+        if src.state in ("failed", "killed", "skipped"):
+            job.state, job.result = "skipped", {"reason": f"{job.spec.init_from} seed {job.spec.seed} did not finish"}
+            bar.update(job.cost)
+            return False
+        return src.state in ("finished", "done")
+
+    while pending or running:
+        try:
+            if not interrupted:
+                for job in [j for j in pending if len(running) < launcher.capacity and ready(j)]:
+                    if len(running) >= launcher.capacity:
+                        break
+                    pending.remove(job)
+                    src = sources.get((job.spec.init_from, job.spec.seed))
+                    running[launcher.submit(run_job, job.cfg, job.run_id, src and src.run_id)] = job
+                pending = [j for j in pending if j.state == "pending"]
+            for fut in [f for f in running if f.done()]:
+                job = running.pop(fut)
+                try:
+                    job.result = fut.result()
+                except Exception as e:  # a crash in the worker: the run is FAILED, the suite goes on
+                    job.result = {"status": "FAILED", "reason": f"{type(e).__name__}: {e}"}
+                job.state = {"FINISHED": "done", "KILLED": "killed"}.get(job.result["status"], "failed")
+                bar.update(job.cost)
+                finished += 1
+                r = job.result
+                what = f"val_loss {r['val_loss']:.3f}" if "val_loss" in r else r.get("reason", "")
+                d = bar.format_dict
+                left = d["elapsed"] * (d["total"] - d["n"]) / max(d["n"], 1)
+                tqdm.write(f"[{finished}/{total}] {job.experiment}/{job.spec.name}: {r['status'].lower()} in "
+                           f"{r.get('seconds', 0):.0f}s, {what} (suite: about {left / 60:.1f} min left)")
+            bar.set_description(f"{finished} of {total} runs done, {len(running)} running", refresh=False)
+            if interrupted and not running:
+                break
+            time.sleep(0.1)
+        except KeyboardInterrupt:
+            if interrupted:  # a second Ctrl-C: stop waiting
+                raise
+            interrupted = True
+            pending = []
+            tqdm.write("stopping: the runs in progress finish their step and are marked KILLED (Ctrl-C again to quit now)")
+    return not interrupted
+
+
+def summarise(store, jobs: list[Job]) -> str:
+    import pandas as pd
+
+    rows = []
+    for job in jobs:
+        run = store.client.get_run(job.run_id) if job.run_id else None
+        rows.append({"exercise": job.experiment, "variant": job.spec.variant,
+                     "status": run.info.status if run else job.state.upper(),
+                     "val_loss": run.data.metrics.get("val_loss") if run else None})
+    df = pd.DataFrame(rows)
+    table = df.groupby(["exercise", "variant"], sort=False).agg(
+        seeds=("status", "size"), finished=("status", lambda s: int((s == "FINISHED").sum())),
+        val_loss=("val_loss", lambda v: _mean_std(v.dropna().tolist())))
+    return table.to_string()
+
+
+def _mean_std(values: list[float]) -> str:
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.3f}"
+    return f"{statistics.mean(values):.3f} ± {statistics.stdev(values):.3f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    from lm.tracking import Store
+
+    started = time.time()
+    try:
+        s = load_suite_config(argv)
+        chosen, jobs = plan(s)
+        for data in {j.cfg.data.corpus: j.cfg for j in jobs}.values():
+            train.prepare(data)
+        store = Store(s.tracking_uri, jobs[0].cfg.tracking.checkpoint_dir)
+    except train.USER_ERRORS as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    with exclusive(store) as workers_lock:
+        parents = attach(store, chosen, jobs, "quick/" if s.quick else "")
+        todo = [j for j in jobs if j.state == "pending"]
+        print(f"{len(jobs)} runs in {len(chosen)} exercises ({store.uri}): "
+              f"{len(jobs) - len(todo)} already done, {len(todo)} to run", flush=True)
+        finished = True
+        if todo:
+            if s.launcher.name == "submitit":
+                from lm.submitit_launcher import SubmititLauncher
+                launcher = SubmititLauncher(s.launcher)
+            else:
+                workers, threads = launchers.plan_workers(len(todo), s.workers, s.threads)
+                launcher = launchers.LocalPool(workers, threads, workers_lock)
+            print(f"launching on {launcher.describe()}", flush=True)
+            for job in todo:  # more threads than cores make OpenMP spin instead of compute
+                job.cfg.runtime.threads = launcher.threads
+            # The bar counts estimated work, not runs, so its ETA holds when big and small runs mix.
+            with tqdm(total=sum(j.cost for j in todo), position=0, disable=not sys.stdout.isatty(),
+                      bar_format="{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]") as bar:
+                try:
+                    finished = dispatch(jobs, launcher, bar)
+                finally:
+                    launcher.shutdown(cancel=not finished)
+        for name, run_id in parents.items():
+            states = [j.state for j in jobs if j.experiment == name]
+            status = "KILLED" if "killed" in states or "pending" in states else (
+                "FAILED" if "failed" in states or "skipped" in states else "FINISHED")
+            store.end_run(run_id, status)
+    print(summarise(store, jobs))
+    wall = time.time() - started
+    trained = [j for j in todo if j.state == "done"]
+    serial = sum(j.result.get("seconds", 0) for j in todo)
+    if todo:
+        print(f"\n{len(trained)} of {len(todo)} runs trained in {wall / 60:.1f} min "
+              f"({len(trained) / wall * 3600:.0f} runs/hour; one after another they took {serial / 60:.1f} min)")
+    else:
+        print("\nnothing to run: every run is already finished (see `make ui` or `make report`)")
+    if not finished:
+        print("interrupted: finished runs are kept; run the same command again to resume the rest", file=sys.stderr)
+        return 130
+    failed = [j for j in jobs if j.state in ("failed", "skipped")]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,283 @@
+"""One run, start to finish (`make train`): every check before any work, Lightning to train, MLflow to keep it.
+
+    python -m lm.train [hydra overrides ...] [--resume RUN_ID] [--cfg]
+"""
+import logging
+import os
+import signal
+import sys
+import tempfile
+import warnings
+from dataclasses import asdict
+from pathlib import Path
+
+import mlflow
+import pytorch_lightning as pl
+import torch
+from omegaconf import OmegaConf
+from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
+
+from lm import checkpoint, config, probes
+from lm.callbacks import Diverged, StepRecorder
+from lm.config import ConfigError, RunConfig
+from lm.data import Corpus, CorpusDataModule, DataError, load_corpus
+from lm.model import n_params
+from lm.module import LitGPT
+from lm.tracking import RunLogger, Store, TrackingError
+
+# The toggles, also logged under these flat names so MLflow's compare view lines them up.
+TOGGLES = ("mask", "pos_emb", "n_head", "n_layer", "n_embd", "block_size")
+USER_ERRORS = (ConfigError, DataError, TrackingError, checkpoint.CheckpointError)
+
+
+class Interrupted(Exception):
+    pass
+
+
+def quiet() -> None:
+    """Lightning's banners and MLflow's download bars: the run's own bar and summary say what matters."""
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    for name in ("pytorch_lightning", "lightning.pytorch", "lightning_fabric"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    warnings.filterwarnings("ignore", message=".*LeafSpec.*")
+    warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+
+
+def prepare(cfg: RunConfig) -> Corpus:
+    """The checks that need the data: the file itself, and every prompt the run will read."""
+    corpus = load_corpus(cfg.data)
+    for key in ("probe", "heatmap_line", "sample_prompt"):
+        try:
+            corpus.encode(getattr(cfg.data, key))
+        except ValueError as e:
+            raise ConfigError(f"data.{key}: {e}") from None
+    return corpus
+
+
+def params(cfg: RunConfig) -> dict:
+    flat = config.flatten(cfg.to_dict())
+    flat.update({k: getattr(cfg.model, k) for k in TOGGLES})
+    flat["config_hash"] = cfg.config_hash
+    return flat
+
+
+class StopOnSignal(pl.Callback):
+    """Ctrl-C or SIGTERM: the step and its logging finish, a checkpoint is written, and the run stops."""
+
+    def __init__(self):
+        self.signal = None
+
+    def __enter__(self):
+        self._old = {s: signal.signal(s, self._handle) for s in (signal.SIGINT, signal.SIGTERM)}
+        return self
+
+    def __exit__(self, *exc):
+        for s, h in self._old.items():
+            signal.signal(s, h)
+
+    def _handle(self, signum, frame):
+        if self.signal is not None:  # a second Ctrl-C: stop now
+            raise KeyboardInterrupt
+        self.signal = signal.Signals(signum).name
+
+    def on_train_batch_end(self, trainer, *_):
+        if self.signal:
+            trainer.should_stop = True
+
+
+class ProgressBar(TQDMProgressBar):
+    """Lightning's bar over the run's steps (the data never ends an epoch), so it has a total and an ETA."""
+
+    def __init__(self, name: str, **kw):
+        super().__init__(**kw)
+        self.name = name
+
+    def on_train_epoch_start(self, trainer, *_):
+        super().on_train_epoch_start(trainer)
+        bar = self.train_progress_bar
+        bar.reset(total=trainer.max_steps)
+        bar.initial = bar.n = trainer.global_step
+        bar.set_description(self.name)
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        super().on_train_batch_end(trainer, pl_module, outputs, batch, trainer.global_step - 1)
+
+
+def logged_until(store: Store, run_id: str) -> int:
+    """The last step a resumed run already logged, so nothing is logged twice."""
+    steps = [m.step for key in ("train_loss", "val_loss") for m in store.client.get_metric_history(run_id, key)]
+    return max(steps, default=-1)
+
+
+def execute(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, init_run: str | None = None) -> dict:
+    """Trains (or, with init_run, loads) the model inside an existing MLflow run, measures it, and ends the run
+    FINISHED, FAILED (with the reason) or KILLED. Returns the summary."""
+    quiet()
+    torch.set_num_threads(cfg.runtime.threads or os.cpu_count())
+    ckpt_dir = store.checkpoint_dir / run_id
+    store.mark_running(run_id)
+    try:
+        with StopOnSignal() as stop:
+            result = _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop)
+    except Interrupted as e:
+        store.end_run(run_id, "KILLED", str(e))
+        return {"status": "KILLED", "reason": str(e)}
+    except KeyboardInterrupt:
+        store.end_run(run_id, "KILLED", "interrupted")
+        return {"status": "KILLED", "reason": "interrupted"}
+    except Diverged as e:
+        store.end_run(run_id, "FAILED", str(e))
+        store.client.set_tag(run_id, "diverged", "true")
+        return {"status": "FAILED", "reason": str(e)}
+    except Exception as e:
+        store.end_run(run_id, "FAILED", f"{type(e).__name__}: {e}")
+        raise
+    store.end_run(run_id, "FINISHED")
+    for f in ckpt_dir.glob("*.ckpt"):
+        f.unlink()
+    if ckpt_dir.exists():
+        ckpt_dir.rmdir()
+    return {"status": "FINISHED", **result}
+
+
+def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
+    pl.seed_everything(cfg.seed, verbose=False)
+    module = LitGPT(asdict(cfg.model), asdict(cfg.train), cfg.eval.honest_windows if cfg.eval.honest else 0)
+    dm = CorpusDataModule(corpus, cfg.train.batch_size, cfg.model.block_size, cfg.seed,
+                          cfg.eval.val_batches, cfg.eval.val_batch_size)
+    logger = RunLogger(tracking_uri=store.uri, run_id=run_id)
+    resume = ckpt_dir / "last.ckpt"
+    resume = resume if resume.is_file() else None
+    done = logged_until(store, run_id) if resume else -1
+    if not resume:
+        logger.log_hyperparams(params(cfg))
+        store.log_metrics(run_id, {"n_params": sum(p.numel() for p in module.parameters()),
+                                   "predicted_params": n_params(cfg.model),
+                                   # one layer's score array, batch × heads × context², as lesson 000 counts it
+                                   "score_array_size": cfg.train.batch_size * cfg.model.n_head * cfg.model.block_size ** 2,
+                                   **corpus.baselines()})
+    recorder = StepRecorder(store, run_id, every=min(50, cfg.eval.every), logged_until=done)
+
+    if init_run:
+        module.model = load_from_run(store, init_run, cfg)
+    else:
+        if not resume:  # the untrained model, as lesson 000 reports it (4.644 there)
+            store.log_metrics(run_id, {"val_loss": probes.validation(module.model, dm.val)["val_loss"]}, 0)
+        accelerator = cfg.runtime.accelerator
+        cuda = torch.cuda.is_available() and accelerator in ("auto", "cuda", "gpu")
+        if cuda:
+            torch.set_float32_matmul_precision("high")  # TF32 matmuls
+        precision = cfg.runtime.precision if cfg.runtime.precision != "auto" else ("bf16-mixed" if cuda else "32-true")
+        if cfg.runtime.compile:
+            module.model = torch.compile(module.model)
+        trainer = pl.Trainer(
+            max_steps=cfg.train.steps, val_check_interval=cfg.eval.every, check_val_every_n_epoch=None,
+            accelerator=accelerator, devices=1, precision=precision, logger=logger,
+            gradient_clip_val=cfg.train.grad_clip or None, num_sanity_val_steps=0, enable_model_summary=False,
+            log_every_n_steps=cfg.eval.every, enable_progress_bar=cfg.runtime.progress,
+            callbacks=[recorder, stop,
+                       ModelCheckpoint(dirpath=ckpt_dir, save_top_k=0, save_last=True),
+                       *([ProgressBar(cfg.tracking.run_name or "train", refresh_rate=25,
+                                      process_position=cfg.runtime.progress_position)] if cfg.runtime.progress else [])],
+        )
+        trainer.fit(module, dm, ckpt_path=resume, weights_only=True)
+        if stop.signal:
+            trainer.save_checkpoint(ckpt_dir / "last.ckpt")
+            raise Interrupted(f"stopped by {stop.signal} at step {trainer.global_step}")
+        if cfg.runtime.compile:
+            module.model = module.model._orig_mod
+    return measure(cfg, corpus, store, run_id, module.model.cpu(), dm, recorder)
+
+
+def load_from_run(store: Store, run_id: str, cfg: RunConfig):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="model.pt", dst_path=tmp,
+                                                   tracking_uri=store.uri)
+        model, _ = checkpoint.load(Path(path), expect=cfg.model)
+    return model
+
+
+def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm, recorder) -> dict:
+    """The end of a run: final validation, what the model predicts and writes, its heads, its weights."""
+    model.eval()
+    step = cfg.train.steps
+    val = probes.validation(model, dm.val, cfg.eval.honest_windows if cfg.eval.honest else 0)
+    metrics = {k: v for k, v in val.items() if k != "loss_by_position"}
+    if recorder.steps_timed:
+        metrics["ms_per_step"] = recorder.ms_per_step
+        metrics["tokens_per_s"] = cfg.train.batch_size * cfg.model.block_size * 1000 / recorder.ms_per_step
+    probe = probes.probe(model, corpus, cfg.data.probe)
+    metrics["probe_top1_p"] = probe["top"][0][1]
+    sample = probes.samples(model, corpus, cfg.data.sample_prompt, cfg.sample.length, cfg.sample.temperature,
+                            cfg.sample.count, cfg.sample.seed)
+    metrics.update({k: v for k, v in sample.items() if k.startswith("word_validity") and not k.endswith("_each")})
+    table = probes.head_statistics(model, corpus, dm.val, cfg.eval.head_windows, cfg.eval.head_skip)
+    from analysis.heads import headline
+    metrics.update(headline(table))
+
+    already = recorder.steps_timed and step % cfg.eval.every == 0  # validation logged these at this step
+    store.log_metrics(run_id, {k: v for k, v in metrics.items()
+                               if not (already and k in ("val_loss", "honest_val_loss"))}, step)
+    store.log_series(run_id, "val_loss_at_position", val["loss_by_position"])
+    store.client.set_tag(run_id, "probe_top1", probe["top"][0][0])
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        (tmp / "samples.txt").write_text("\n\n---\n\n".join(sample["texts"]), encoding="utf-8")
+        (tmp / "probe.json").write_text(probes.to_json(probe), encoding="utf-8")
+        (tmp / "loss_by_position.json").write_text(probes.to_json(val["loss_by_position"]))
+        (tmp / "attention.json").write_text(probes.to_json(probes.attention_on(model, corpus, cfg.data.heatmap_line)))
+        table.to_csv(tmp / "heads.csv", index=False)
+        checkpoint.save(tmp / "model.pt", model, corpus.chars, corpus.bos)
+        store.client.log_artifacts(run_id, str(tmp))
+    return {**metrics, "probe": probe["top"], "sample": sample["texts"][0]}
+
+
+def summary(cfg: RunConfig, run_id: str, store: Store, result: dict) -> str:
+    top = ",  ".join(f"{c!r} {p:.0%}" for c, p in result["probe"][:3])
+    return "\n".join([
+        f"run {run_id} in experiment '{cfg.tracking.experiment}' ({store.uri})",
+        f"validation loss {result['val_loss']:.3f}  (perplexity {result['val_perplexity']:.2f}); "
+        f"{result.get('ms_per_step', 0):.1f} ms/step, {result.get('tokens_per_s', 0):,.0f} tokens/s",
+        f"after {cfg.data.probe!r}: {top}",
+        f"sample: {result['sample'][:160]!r}",
+        "compare runs with `make ui`",
+    ])
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    resume_id = None
+    if "--resume" in argv:
+        i = argv.index("--resume")
+        resume_id = argv[i + 1] if i + 1 < len(argv) else ""
+        del argv[i:i + 2]
+    try:
+        cfg = config.load(argv)
+        if "--cfg" in argv:
+            print(OmegaConf.to_yaml(cfg.to_dict()))
+            return 0
+        corpus = prepare(cfg)
+        store = Store(cfg.tracking.uri, cfg.tracking.checkpoint_dir)
+        if resume_id is not None:
+            run = store.client.get_run(resume_id) if resume_id else None
+            if run is None or run.data.tags.get("config_hash") != cfg.config_hash:
+                raise ConfigError(f"--resume {resume_id!r}: no run with this config to resume")
+    except USER_ERRORS as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    run_id = resume_id or store.create_run(cfg.tracking.experiment, cfg.tracking.run_name or f"seed{cfg.seed}",
+                                           {"config_hash": cfg.config_hash, "seed": cfg.seed})
+    result = execute(cfg, corpus, store, run_id)
+    if result["status"] == "KILLED":
+        print(f"\n{result['reason']}; resume with: make train RESUME={run_id} ARGS=\"{' '.join(argv)}\"",
+              file=sys.stderr)
+        return 130
+    if result["status"] == "FAILED":
+        print(f"error: run {run_id} failed: {result['reason']}", file=sys.stderr)
+        return 1
+    print(summary(cfg, run_id, store, result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""A real run, end to end, into a temporary MLflow store, read back through MLflow's own client."""
+import mlflow
+import pytest
+from mlflow.tracking import MlflowClient
+
+from lm import checkpoint, train
+from lm.model import GPTConfig
+
+TINY = ["train.steps=30", "eval.every=10", "eval.val_batches=2", "eval.val_batch_size=16", "eval.head_windows=8",
+        "sample.length=50", "runtime.progress=false", "tracking.experiment=tiny"]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    store = tmp_path_factory.mktemp("store")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TINYGPT_STORE", str(store))
+        mp.delenv("MLFLOW_TRACKING_URI", raising=False)
+        assert train.main(TINY) == 0
+    uri = f"sqlite:///{store}/mlflow.db"
+    mlflow.set_tracking_uri(uri)
+    return uri, mlflow.search_runs(experiment_names=["tiny"])
+
+
+def test_the_run_is_in_mlflow_with_its_whole_config(finished):
+    _, runs = finished
+    assert len(runs) == 1 and runs.loc[0, "status"] == "FINISHED"
+    row = runs.loc[0]
+    assert row["params.model.n_head"] == "4" and row["params.n_head"] == "4" and row["params.train.lr"] == "0.003"
+    assert row["params.data.corpus"] == "shakespeare" and row["tags.config_hash"] == row["params.config_hash"]
+    for key in ("val_loss", "val_perplexity", "n_params", "tokens_per_s", "uniform_loss", "bigram_loss",
+                "word_validity", "heads_prev_token_max"):
+        assert row[f"metrics.{key}"] == row[f"metrics.{key}"], key   # present, not NaN
+    assert row["metrics.n_params"] == 112_193
+    assert row["metrics.bigram_loss"] == pytest.approx(2.4819, abs=1e-4)
+    assert row["metrics.val_perplexity"] == pytest.approx(2.718281828 ** row["metrics.val_loss"], rel=1e-6)
+
+
+def test_curves_are_logged_per_step(finished):
+    uri, runs = finished
+    client = MlflowClient(uri)
+    run_id = runs.loc[0, "run_id"]
+    train_loss = client.get_metric_history(run_id, "train_loss")
+    assert sorted(m.step for m in train_loss) == list(range(1, 31))
+    val = sorted((m.step, m.value) for m in client.get_metric_history(run_id, "val_loss"))
+    assert [s for s, _ in val] == [0, 10, 20, 30]
+    assert val[-1][1] < val[0][1]                      # it learned something
+
+
+def test_the_checkpoint_loads_back_safely(finished, tmp_path):
+    uri, runs = finished
+    run_id = runs.loc[0, "run_id"]
+    names = {a.path for a in MlflowClient(uri).list_artifacts(run_id)}
+    assert {"model.pt", "samples.txt", "heads.csv", "attention.json", "probe.json"} <= names
+    path = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="model.pt", dst_path=str(tmp_path),
+                                               tracking_uri=uri)
+    model, meta = checkpoint.load(path, expect=GPTConfig())
+    assert len(meta["chars"]) == 65
+    with pytest.raises(checkpoint.CheckpointError, match="different config: model.n_head=8"):
+        checkpoint.load(path, expect=GPTConfig(n_head=8))
+
+
+
+def test_summary_lines(store, capsys):
+    assert train.main([*TINY, "train.steps=10", "eval.every=10"]) == 0
+    out = capsys.readouterr().out
+    assert "after 'To be, or not to b':" in out and "validation loss" in out

@@ -5,6 +5,7 @@ import time
 import pytorch_lightning as pl
 import torch
 
+from lm import faults
 from lm.tracking import Store
 
 
@@ -31,6 +32,7 @@ class StepRecorder(pl.Callback):
         self._t = time.perf_counter()
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        faults.point("step")
         self.losses.append(outputs["loss"].detach())
         self.steps_timed += 1
         if len(self.losses) >= self.every:

@@ -6,6 +6,7 @@ import pytorch_lightning as pl
 import torch
 from torch.nn import functional as F
 
+from lm import faults
 from lm.model import GPT, GPTConfig
 
 
@@ -65,7 +66,7 @@ def honest_loss(model: GPT, x: torch.Tensor, y: torch.Tensor) -> float:
 class LitGPT(pl.LightningModule):
     def __init__(self, model: dict, train: dict, honest_windows: int = 0):
         super().__init__()
-        self.save_hyperparameters()
+        self.save_hyperparameters(logger=False)  # the run logs its whole config itself
         self.model = GPT(GPTConfig(**model))
         self.cfg = TrainConfig(**train)
         self.honest_windows = honest_windows
@@ -83,6 +84,7 @@ class LitGPT(pl.LightningModule):
         self._honest: list[torch.Tensor] = []
 
     def validation_step(self, batch, batch_idx):
+        faults.point("validation")
         x, y = batch
         losses = token_losses(self.model, x, y)
         self._sum += losses.sum(0)

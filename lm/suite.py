@@ -1,6 +1,6 @@
 """`make ablations`: every exercise's runs, several seeds each, tracked in MLflow, resumable and parallel.
 
-    python -m lm.suite [ablations=[nomask,heads]] [seeds=1] [quick=true] [workers=2] [overrides=[train.lr=0.01]]
+    python -m lm.suite [ablations=[nomask,heads]] [seeds=1] [quick=true] [workers=2] [train.lr=0.01 ...]
 
 Each exercise is an MLflow experiment holding one parent run with a child run per (variant, seed). A child
 whose config hash already FINISHED is skipped; one left RUNNING, KILLED or FAILED by a crash is trained again
@@ -12,11 +12,12 @@ import statistics
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 from tqdm import tqdm
 
 from lm import config, exercises, launchers, train
@@ -75,13 +76,19 @@ class Job:
 
 
 def load_suite_config(argv: list[str]) -> SuiteConfig:
-    raw = config.compose_dict(argv, "suite")
+    """Suite keys (seeds=1, launcher=slurm) configure the suite; any other override (train.lr=0.01) goes to
+    every run, like the entries of overrides=[...]."""
+    suite_keys = {f.name for f in fields(SuiteConfig)}
+    own = [a for a in argv if a.lstrip("+~").split("=")[0].split(".")[0] in suite_keys]
+    raw = config.compose_dict(own, "suite")
     try:
-        return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(SuiteConfig), raw))
+        s = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(SuiteConfig), raw))
+    except OmegaConfBaseException as e:
+        raise ConfigError(config.one_line(e)) from None
     except ValueError as e:
         raise ConfigError(str(e)) from None
-    except Exception as e:
-        raise ConfigError(config.one_line(e)) from None
+    s.overrides = [*s.overrides, *(a for a in argv if a not in own)]
+    return s
 
 
 def plan(s: SuiteConfig) -> tuple[list[Exercise], list[Job]]:

@@ -6,9 +6,11 @@ import time
 import urllib.request
 from pathlib import Path
 
-from mlflow.entities import Metric, RunStatus
+from mlflow.entities import Metric, RunStatus, RunTag
 from mlflow.tracking import MlflowClient
 from pytorch_lightning.loggers import MLFlowLogger
+
+from lm import faults
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -104,7 +106,11 @@ class Store:
 
     def log_points(self, run_id: str, points: list[Metric]) -> None:
         for i in range(0, len(points), 1000):  # MLflow takes at most 1,000 metrics a call
+            faults.point("logging")
             self.client.log_batch(run_id, metrics=points[i:i + 1000])
+
+    def set_tags(self, run_id: str, tags: dict[str, object]) -> None:
+        self.client.log_batch(run_id, tags=[RunTag(k, str(v)) for k, v in tags.items()])
 
     def end_run(self, run_id: str, status: str, reason: str | None = None) -> None:
         if reason:

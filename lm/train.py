@@ -4,6 +4,7 @@
 """
 import logging
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -17,7 +18,7 @@ import torch
 from omegaconf import OmegaConf
 from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
 
-from lm import checkpoint, config, probes
+from lm import checkpoint, config, faults, probes
 from lm.callbacks import Diverged, StepRecorder
 from lm.config import ConfigError, RunConfig
 from lm.data import Corpus, CorpusDataModule, DataError, load_corpus
@@ -55,7 +56,10 @@ def prepare(cfg: RunConfig) -> Corpus:
 
 
 def params(cfg: RunConfig) -> dict:
-    flat = config.flatten(cfg.to_dict())
+    """Everything that defines the run; how it ran (threads, device, progress) goes in tags, which may change."""
+    d = cfg.to_dict()
+    d.pop("runtime")
+    flat = config.flatten(d)
     flat.update({k: getattr(cfg.model, k) for k in TOGGLES})
     flat["config_hash"] = cfg.config_hash
     return flat
@@ -83,6 +87,19 @@ class StopOnSignal(pl.Callback):
     def on_train_batch_end(self, trainer, *_):
         if self.signal:
             trainer.should_stop = True
+
+
+class AtomicCheckpoint(ModelCheckpoint):
+    """last.ckpt at each validation, put in place by one rename in its own folder: a kill at any moment leaves the
+    old checkpoint or the new one, never part of one (Lightning's own write goes through a temporary file that
+    may be on another disk, and a move across disks is a copy)."""
+
+    def _save_checkpoint(self, trainer, filepath):
+        part = f"{filepath}.part"
+        super()._save_checkpoint(trainer, part)
+        faults.point("checkpoint")
+        os.replace(part, filepath)
+        self._last_checkpoint_saved = filepath
 
 
 class ProgressBar(TQDMProgressBar):
@@ -133,10 +150,7 @@ def execute(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, init_run:
         store.end_run(run_id, "FAILED", f"{type(e).__name__}: {e}")
         raise
     store.end_run(run_id, "FINISHED")
-    for f in ckpt_dir.glob("*.ckpt"):
-        f.unlink()
-    if ckpt_dir.exists():
-        ckpt_dir.rmdir()
+    shutil.rmtree(ckpt_dir, ignore_errors=True)  # with any part-written file a kill left behind
     return {"status": "FINISHED", **result}
 
 
@@ -148,8 +162,10 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
     logger = RunLogger(tracking_uri=store.uri, run_id=run_id)
     resume = ckpt_dir / "last.ckpt"
     resume = resume if resume.is_file() else None
-    done = logged_until(store, run_id) if resume else -1
-    if not resume:
+    # A run trained again in place logs nothing twice: the same seed gives the same numbers.
+    done = logged_until(store, run_id)
+    store.set_tags(run_id, {f"runtime.{k}": v for k, v in asdict(cfg.runtime).items()})
+    if done < 0:
         logger.log_hyperparams(params(cfg))
         store.log_metrics(run_id, {"n_params": sum(p.numel() for p in module.parameters()),
                                    "predicted_params": n_params(cfg.model),
@@ -160,8 +176,9 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
 
     if init_run:
         module.model = load_from_run(store, init_run, cfg)
+        store.client.set_tag(run_id, "init_from_run", init_run)
     else:
-        if not resume:  # the untrained model, as lesson 000 reports it (4.644 there)
+        if done < 0:  # the untrained model, as lesson 000 reports it (4.644 there)
             store.log_metrics(run_id, {"val_loss": probes.validation(module.model, dm.val)["val_loss"]}, 0)
         accelerator = cfg.runtime.accelerator
         cuda = torch.cuda.is_available() and accelerator in ("auto", "cuda", "gpu")
@@ -176,7 +193,7 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
             gradient_clip_val=cfg.train.grad_clip or None, num_sanity_val_steps=0, enable_model_summary=False,
             log_every_n_steps=cfg.eval.every, enable_progress_bar=cfg.runtime.progress,
             callbacks=[recorder, stop,
-                       ModelCheckpoint(dirpath=ckpt_dir, save_top_k=0, save_last=True),
+                       AtomicCheckpoint(dirpath=ckpt_dir, save_top_k=0, save_last=True),
                        *([ProgressBar(cfg.tracking.run_name or "train", refresh_rate=25,
                                       process_position=cfg.runtime.progress_position)] if cfg.runtime.progress else [])],
         )

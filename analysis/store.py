@@ -1,0 +1,187 @@
+"""The runs of the exercises, read back through MLflow's client only, so a remote tracking server works too.
+
+One search_runs per experiment gives every run's final metrics, params and tags; metric histories and
+(small) artifacts are fetched only where a figure or a claim needs them, and kept for the session.
+"""
+import json
+import os
+import tempfile
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import mlflow
+import numpy as np
+import pandas as pd
+from mlflow.tracking import MlflowClient
+
+from analysis import stats
+from lm.exercises import Exercise, NotRun
+
+os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+
+
+class StoreError(RuntimeError):
+    """A store that cannot be read, or holds nothing to report; the message is one line."""
+
+
+def sqlite_path(uri: str) -> Path | None:
+    return Path(unquote(urlparse(uri).path)) if uri.startswith("sqlite:///") else None
+
+
+class Reader:
+    def __init__(self, uri: str):
+        self.uri = uri
+        db = sqlite_path(uri)
+        if db is not None and not db.is_file():  # opening it would create an empty store
+            raise StoreError(f"no MLflow store at {db}; run `make ablations` first, or set TINYGPT_STORE "
+                             f"or MLFLOW_TRACKING_URI")
+        self.client = MlflowClient(uri)
+        mlflow.set_tracking_uri(uri)  # search_runs reads the global one
+        self._tmp = tempfile.TemporaryDirectory(prefix="tinygpt-report-")
+        self._histories: dict = {}
+        self._artifacts: dict = {}
+        try:
+            self.experiments = {e.name: e for e in self.client.search_experiments()}
+        except Exception as e:  # a server that does not answer, a database that is not MLflow's
+            raise StoreError(f"cannot read the MLflow store at {uri}: {str(e).splitlines()[0][:200]}") from None
+
+    def runs(self, experiment: str) -> pd.DataFrame:
+        exp = self.experiments.get(experiment)
+        if exp is None:
+            return pd.DataFrame()
+        return mlflow.search_runs(experiment_ids=[exp.experiment_id])
+
+    def history(self, run_id: str, key: str) -> pd.DataFrame:
+        """(step, value) of one metric, one row per step (the last value logged at it)."""
+        if (run_id, key) not in self._histories:
+            points = self.client.get_metric_history(run_id, key)
+            df = pd.DataFrame([(m.step, m.timestamp, m.value) for m in points], columns=["step", "t", "value"])
+            self._histories[run_id, key] = (df.sort_values(["step", "t"]).drop_duplicates("step", keep="last")
+                                            .drop(columns="t").reset_index(drop=True))
+        return self._histories[run_id, key]
+
+    def artifact(self, run_id: str, path: str) -> Path | None:
+        """A run's artifact as a local file, or None if the run has no such file."""
+        if (run_id, path) not in self._artifacts:
+            dst = Path(self._tmp.name) / run_id
+            dst.mkdir(exist_ok=True)
+            try:
+                local = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=path, dst_path=str(dst),
+                                                            tracking_uri=self.uri)
+                self._artifacts[run_id, path] = Path(local)
+            except Exception:  # MLflow raises several kinds for a file that is not there
+                self._artifacts[run_id, path] = None
+        return self._artifacts[run_id, path]
+
+    def json(self, run_id: str, path: str):
+        p = self.artifact(run_id, path)
+        return json.loads(p.read_text(encoding="utf-8")) if p else None
+
+
+class ExerciseRuns:
+    """One exercise's child runs: the newest FINISHED run per (variant, seed), and every other run."""
+
+    def __init__(self, exercise: Exercise, experiment: str, reader: Reader):
+        self.exercise, self.experiment, self.reader = exercise, experiment, reader
+        df = reader.runs(experiment)
+        if len(df) and "tags.variant" in df:
+            df = df[df["tags.variant"].notna()].copy()
+        else:
+            df = pd.DataFrame(columns=["run_id", "status", "start_time", "tags.variant", "tags.seed"])
+        df["variant"] = df["tags.variant"]
+        df["seed"] = pd.to_numeric(df["tags.seed"], errors="coerce").astype("Int64")
+        df = df.sort_values("start_time", ascending=False)
+        done = df[df["status"] == "FINISHED"].drop_duplicates(["variant", "seed"])
+        order = {v: k for k, v in enumerate(exercise.variants)}
+        self.finished = done.assign(_o=done["variant"].map(order).fillna(len(order))) \
+            .sort_values(["_o", "seed"]).drop(columns="_o").reset_index(drop=True)
+        rest = df[df["status"] != "FINISHED"].copy()
+        pairs = set(zip(self.finished["variant"], self.finished["seed"]))
+        rest["superseded"] = [(v, s) in pairs for v, s in zip(rest["variant"], rest["seed"])]
+        self.others = rest.reset_index(drop=True)
+        self._budget = None
+
+    @property
+    def variants(self) -> list[str]:
+        """The variants with a finished run, in the exercise's order."""
+        return list(dict.fromkeys(self.finished["variant"]))
+
+    def rows(self, variant: str) -> pd.DataFrame:
+        return self.finished[self.finished["variant"] == variant]
+
+    def values(self, variant: str, key: str) -> list[float]:
+        """A metric's final value, one per seed that logged it."""
+        col = f"metrics.{key}"
+        if col not in self.finished:
+            return []
+        return self.rows(variant)[col].dropna().astype(float).tolist()
+
+    def param(self, variant: str, key: str):
+        col = f"params.{key}"
+        rows = self.rows(variant)
+        return rows[col].dropna().iloc[0] if col in rows and rows[col].notna().any() else None
+
+    def first(self, variant: str) -> pd.Series | None:
+        """The run of the lowest seed: the one whose pictures and samples are shown."""
+        rows = self.rows(variant)
+        return rows.iloc[0] if len(rows) else None
+
+    def history(self, variant: str, key: str) -> pd.DataFrame:
+        """(seed, step, value) of one metric over every seed of a variant."""
+        parts = [self.reader.history(r.run_id, key).assign(seed=r.seed) for r in self.rows(variant).itertuples()]
+        parts = [p for p in parts if len(p)]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["step", "value", "seed"])
+
+    def lookup(self, variant: str, key: str, step: int | None = None):
+        """The claims' lookup: a mean over seeds, or a tag's most common value; NotRun when missing."""
+        if variant not in self.variants:
+            raise NotRun(f"{variant} was not run")
+        if key == "val_loss_at_budget":
+            table = self.budget()
+            if table is None or variant not in table.index:
+                raise NotRun(f"{variant}.{key}: no budget")
+            return float(table.loc[variant, "val_loss_at_budget"])
+        if step is not None:
+            h = self.history(variant, key)
+            at = h.loc[h["step"] == step, "value"]
+            if at.empty:
+                raise NotRun(f"{variant}.{key}[{step}] was not logged")
+            return float(at.mean())
+        values = self.values(variant, key)
+        if values:
+            return float(np.mean(values))
+        col = f"tags.{key}"
+        if col in self.finished and self.rows(variant)[col].notna().any():
+            return self.rows(variant)[col].dropna().mode().iloc[0]
+        raise NotRun(f"{variant}.{key} was not logged")
+
+    def budget(self) -> pd.DataFrame | None:
+        """Each variant's validation loss at the budget variant's training time (the mean of its seeds' total
+        train_time_s), interpolated linearly on the variant's mean-over-seeds curve of loss against time."""
+        if self._budget is not None or not self.exercise.budget:
+            return self._budget
+        times = self.values(self.exercise.budget, "train_time_s")
+        if not times:
+            return None
+        budget = float(np.mean(times))
+        rows = {}
+        for v in self.variants:
+            curve = self.time_curve(v)
+            if curve.empty:
+                continue
+            loss, reached = stats.at_time(curve["time"], curve["val_loss"], budget)
+            step, _ = stats.at_time(curve["time"], curve["step"], budget)
+            rows[v] = {"budget_s": budget, "val_loss_at_budget": loss, "step_at_budget": step, "reached": reached,
+                       "last_time": curve["time"].iloc[-1], "last_step": int(curve["step"].iloc[-1])}
+        self._budget = pd.DataFrame.from_dict(rows, orient="index")
+        return self._budget
+
+    def time_curve(self, variant: str) -> pd.DataFrame:
+        """Mean over seeds, per validation step, of val_loss and training seconds so far (0 at step 0)."""
+        loss = self.history(variant, "val_loss").rename(columns={"value": "val_loss"})
+        time = self.history(variant, "train_time_s").rename(columns={"value": "time"})
+        if loss.empty or time.empty:
+            return pd.DataFrame(columns=["step", "time", "val_loss"])
+        start = loss[loss["step"] == 0][["seed", "step"]].assign(time=0.0)
+        both = loss.merge(pd.concat([start, time], ignore_index=True), on=["seed", "step"])
+        return both.groupby("step", as_index=False)[["time", "val_loss"]].mean().sort_values("step")

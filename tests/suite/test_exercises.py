@@ -1,0 +1,56 @@
+"""The exercise files: each parses, names real variants, and expands to the runs it promises."""
+import pytest
+
+from lm import config, exercises
+from lm.config import ConfigError
+
+EXPECTED = {  # variants per exercise, as the lessons set them
+    "baseline": ["base"], "temperature": ["t05", "t10", "t15"], "nomask": ["masked", "nomask"],
+    "nopos": ["pos", "nopos"], "scaling": ["base", "depth4", "width128", "context128", "double"],
+    "context": ["ctx16", "ctx64", "ctx128"], "heads": ["h1", "h2", "h4", "h8"], "microgpt": ["microgpt"],
+}
+
+
+def test_every_exercise_is_there_with_its_variants():
+    found = exercises.load_all()
+    assert {k: list(v.variants) for k, v in found.items()} == EXPECTED
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_each_run_composes_into_a_valid_config(name):
+    ex = exercises.load_all()[name]
+    runs = ex.runs(seeds=3)
+    assert len(runs) == 3 * len(ex.variants)
+    assert [r.name for r in runs[:3]] == [f"{list(ex.variants)[0]}/seed{s}" for s in (1, 2, 3)]
+    hashes = {config.load(r.overrides).config_hash for r in runs}
+    assert len(hashes) == len(runs)            # every (variant, seed) is a distinct run
+    assert ex.claims and all(c.check or c.answer for c in ex.claims)
+
+
+def test_the_variants_change_what_they_say():
+    load = {r.name: config.load(r.overrides) for r in exercises.load_all()["scaling"].runs(1)}
+    assert load["double/seed1"].model.n_layer == 4 and load["double/seed1"].model.n_embd == 128
+    assert load["context128/seed1"].model.block_size == 128
+    assert load["base/seed1"].train.steps == 1000 and load["base/seed1"].eval.every == 100
+    micro = config.load(exercises.load_all()["microgpt"].runs(1)[0].overrides)
+    assert micro.data.corpus == "names" and micro.model.n_embd == 16
+    nomask = {r.variant: config.load(r.overrides) for r in exercises.load_all()["nomask"].runs(1)}
+    assert not nomask["nomask"].model.mask and nomask["masked"].model.mask and nomask["nomask"].eval.honest
+
+
+def test_selection():
+    assert [e.name for e in exercises.select("nomask,heads")] == ["nomask", "heads"]
+    assert len(exercises.select("all")) == len(EXPECTED)
+    with pytest.raises(ConfigError, match="unknown ablation 'nomsk'; the exercises are baseline"):
+        exercises.select(["nomsk"])
+
+
+def test_checks_are_a_safe_little_language():
+    lookup = {("a", "x", None): 1.0, ("b", "x", None): 2.0, ("a", "x", 500): 3.0, ("a", "top", None): "e"}.__getitem__
+    ev = lambda e: exercises.evaluate(e, lambda v, k, s: lookup((v, k, s)))
+    assert ev("a.x < b.x and abs(a.x[500] - 3) < 1e-9 and a.top == 'e'")
+    assert ev("b.x > a.x > 0") and not ev("a.x > b.x > 0")
+    assert ev("max(a.x, b.x) == 2")
+    for bad in ("__import__('os').system('true')", "a.x.__class__", "open('f')", "[x for x in ()]"):
+        with pytest.raises(ValueError, match="not allowed"):
+            ev(bad)

@@ -36,8 +36,14 @@ ablations-quick: $(VENV)/.installed  ## every exercise at toy size: a smoke test
 report: $(VENV)/.installed  ## reports/report.html and reports/report.md from the MLflow store
 	$(PY) -m analysis.report $(ARGS)
 
+ui: $(VENV)/.installed  ## MLflow's UI over the store, on this machine only (PORT=5001; HOST=0.0.0.0 exposes it: see README)
+	$(PY) -m lm.ui --host '$(HOST)' --port '$(PORT)' $(ARGS)
+
 test: $(VENV)/.installed
 	$(PY) -m pytest -q $(ARGS)
+
+reliability: $(VENV)/.installed  ## kills, Ctrl-C, two suites at once, determinism, divergence, bad input, safety; prints the figures
+	$(PY) -m pytest -q tests/reliability $(ARGS); status=$$?; $(PY) -m tests.reliability.figures; exit $$status
 
 bench: $(VENV)/.installed
 	$(PY) -m lm.bench $(ARGS)

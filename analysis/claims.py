@@ -25,9 +25,9 @@ class Verdict:
 def fmt(value, percent: bool = False) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(fmt(v, percent) for v in value)
-    if isinstance(value, bool) or isinstance(value, str):
-        return repr(value) if isinstance(value, str) else str(value)
-    if isinstance(value, (int, float)):
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         if percent:
             return f"{value:.0%}"
         if float(value).is_integer() and abs(value) >= 1000:

@@ -10,11 +10,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
-from matplotlib.ticker import PercentFormatter  # noqa: E402
+from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
 
 sns.set_theme(style="whitegrid", context="notebook")
 # Characters a tick label would lose: a space and a newline.
 VISIBLE = {" ": "␣", "\n": "⏎", "\t": "⇥"}
+CMAP = sns.color_palette("Blues", as_cmap=True)
 
 
 def save(fig, path) -> None:
@@ -23,38 +24,46 @@ def save(fig, path) -> None:
 
 
 def _heatmap(ax, weights, chars, title, cbar=False):
+    # imshow, not sns.heatmap: seaborn redraws the whole figure once per heatmap to check its tick labels.
     w = np.asarray(weights, dtype=float)
     labels = [VISIBLE.get(c, c) for c in chars[: len(w)]]
     above = np.triu(np.ones_like(w, dtype=bool), k=1)
     # The causal mask makes everything above the diagonal zero; a blank triangle says so plainly.
-    sns.heatmap(w, mask=above if np.allclose(w[above], 0) else None, ax=ax, cmap="Blues", vmin=0, vmax=1,
-                square=True, cbar=cbar, xticklabels=labels, yticklabels=labels,
-                cbar_kws={"label": "attention weight", "shrink": 0.6} if cbar else None)
+    shown = np.ma.masked_where(above, w) if np.allclose(w[above], 0) else w
+    im = ax.imshow(shown, cmap=CMAP, vmin=0, vmax=1, interpolation="nearest")
     ax.set_title(title, fontsize=11)
     ax.set_xlabel("key: the character read")
     ax.set_ylabel("query: the character predicting")
-    ax.tick_params(length=0, labelsize=8)
-    ax.set_xticklabels(ax.get_xticklabels(), rotation=0)
-    ax.set_yticklabels(ax.get_yticklabels(), rotation=0)
+    ax.set_xticks(range(len(w)), labels, fontsize=8)
+    ax.set_yticks(range(len(w)), labels, fontsize=8)
+    ax.tick_params(length=0)
+    ax.grid(False)
+    if cbar:
+        ax.figure.colorbar(im, ax=ax, shrink=0.6, label="attention weight")
 
 
 def attention_grid(models: list[tuple[str, dict]], title: str):
-    """Every head of each model on one line, one row per (model, block): [(name, attention.json)]."""
-    rows = [(name, b, block) for name, att in models for b, block in enumerate(att["weights"], start=1)]
-    cols = max(len(block) for _, _, block in rows)
-    fig, axes = plt.subplots(len(rows), cols, figsize=(3.6 * cols, 3.7 * len(rows)), squeeze=False)
-    for r, (name, b, block) in enumerate(rows):
-        chars = dict(models)[name]["chars"]
-        for h in range(cols):
-            ax = axes[r, h]
-            if h < len(block):
-                _heatmap(ax, block[h], chars, f"{name}: block {b}, head {h + 1}")
-                if h:
-                    ax.set_ylabel("")
-                if r < len(rows) - 1:
-                    ax.set_xlabel("")
-            else:
+    """Every head of each model on one line: [(name, attention.json)]. A model whose heads fit one row gets
+    one row; otherwise each block gets its own."""
+    cols = max(len(block) for _, att in models for block in att["weights"])
+    rows = []
+    for name, att in models:
+        maps = [(name, b, h, w) for b, block in enumerate(att["weights"], start=1) for h, w in enumerate(block, 1)]
+        per_row = cols if len(maps) <= cols else len(att["weights"][0])
+        rows += [(att["chars"], maps[k:k + per_row]) for k in range(0, len(maps), per_row)]
+    fig, axes = plt.subplots(len(rows), cols, figsize=(3.6 * cols, 3.9 * len(rows)), squeeze=False)
+    for r, (chars, maps) in enumerate(rows):
+        for c in range(cols):
+            ax = axes[r, c]
+            if c >= len(maps):
                 ax.axis("off")
+                continue
+            name, b, h, w = maps[c]
+            _heatmap(ax, w, chars, f"{name}: block {b}, head {h}")
+            if c:
+                ax.set_ylabel("")
+            if r < len(rows) - 1:
+                ax.set_xlabel("")
     fig.suptitle(title, fontsize=13)
     fig.tight_layout()
     return fig
@@ -84,6 +93,7 @@ def learning_curves(train: pd.DataFrame, val: pd.DataFrame, uniform: float | Non
     if bigram is not None:
         ax.axhline(bigram, ls="--", color="tab:red", label=f"bigram table, {bigram:.3f}")
     ax.set(title=title, xlabel="step", ylabel="loss (nats per character)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend()
     return fig
 
@@ -104,16 +114,18 @@ def temperature(df: pd.DataFrame, title: str):
 
 
 def lines(df: pd.DataFrame, x: str, hue: str, title: str, xlabel: str, ylabel: str, marker=None,
-          vline: tuple[float, str] | None = None, ax=None):
-    """Mean over seeds (value) against x, one line per hue; df has seed, x, hue, value."""
+          vline: tuple[float, str] | None = None, ax=None, style: str | None = None):
+    """Mean over seeds (value) against x, one line per hue (and style); df has seed, x, hue, value."""
     fig = None
     if ax is None:
         fig, ax = plt.subplots(figsize=(9, 5))
-    sns.lineplot(df, x=x, y="value", hue=hue, errorbar="sd", marker=marker, ax=ax)
+    sns.lineplot(df, x=x, y="value", hue=hue, style=style, errorbar="sd", marker=marker, ax=ax)
     if vline is not None:
         ax.axvline(vline[0], ls="--", color="black", lw=1, label=vline[1])
         ax.legend()
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    if x == "step":
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return fig or ax.figure
 
 

@@ -20,9 +20,9 @@ import pandas as pd
 
 from analysis import claims, figures, stats
 from analysis.heads import TL_CONVENTION, headline, strongest
-from analysis.store import ExerciseRuns, Reader, StoreError
+from analysis.store import ExerciseRuns, Reader, StoreError, sqlite_path
 from lm import exercises
-from lm.config import ConfigError
+from lm.errors import ConfigError
 from lm.tracking import resolve_uri
 
 SEPARATOR = "\n\n---\n\n"   # between samples in samples.txt
@@ -144,8 +144,9 @@ img {{ max-width: 100%; }} figure {{ margin: 1em 0 2em; }} figcaption {{ color: 
 pre {{ background: #f7f7f7; padding: 0.7em; white-space: pre-wrap; font-size: 13px; }}
 </style></head>
 <body>
+{body[0] if body else ""}
 <nav><ul>{toc}</ul></nav>
-{chr(10).join(body)}
+{chr(10).join(body[1:])}
 </body></html>
 """
 
@@ -211,7 +212,8 @@ def perplexity(doc: Doc, runs: dict[str, ExerciseRuns]):
             corpus = er.param(v, "data.corpus") or "?"
             for key in ("uniform_loss", "bigram_loss"):
                 corpora.setdefault((corpus, key), er.values(v, key))
-    for (corpus, key), values in sorted(corpora.items(), key=lambda kv: (kv[0][0] != "shakespeare", kv[0])):
+    for (corpus, key), values in sorted(corpora.items(), key=lambda kv: (kv[0][0] != "shakespeare", kv[0][0],
+                                                                        kv[0][1] != "uniform_loss")):
         if values:
             x = float(np.mean(values))
             what = "uniform guess" if key == "uniform_loss" else "bigram table"
@@ -275,11 +277,9 @@ def comparisons(doc: Doc, runs: dict[str, ExerciseRuns]):
                                  "reading": f"not run: {v if not a else ref}"})
                     continue
                 d = stats.welch(a, b)
-                ci = f"{d.diff:+.3f}" + (f" ({d.low:+.3f} to {d.high:+.3f})" if d.low is not None else "")
-                reading = {stats.ONE_SEED: stats.ONE_SEED, stats.CANNOT_TELL: stats.CANNOT_TELL}.get(
-                    d.wording, f"{v} is {d.wording}")
                 rows.append({**row, "variant mean": stats.mean_std(a), "reference mean": stats.mean_std(b),
-                             "difference (95% CI)": ci, "seeds": f"{d.n_a} vs {d.n_b}", "reading": reading})
+                             "difference (95% CI)": stats.interval(d), "seeds": f"{d.n_a} vs {d.n_b}",
+                             "reading": stats.reading(d, v)})
     if rows:
         doc.table(pd.DataFrame(rows))
     else:
@@ -290,19 +290,19 @@ def failures(doc: Doc, runs: dict[str, ExerciseRuns]):
     doc.h(2, "Failed and unfinished runs")
     rows = []
     for name, er in runs.items():
-        for r in er.others.itertuples(index=False):
-            r = r._asdict()
+        for r in er.others.to_dict("records"):
+            r = {k: v for k, v in r.items() if isinstance(v, str) or not pd.isna(v)}  # NaN: a tag this run lacks
             rows.append({"exercise": name, "run": r.get("tags.mlflow.runName") or f"{r['variant']}/seed{r['seed']}",
                          "run id": r["run_id"], "status": r["status"],
                          "reason": r.get("tags.failure_reason") or "-",
                          "diverged": "yes" if r.get("tags.diverged") == "true" else "no",
-                         "replaced by a newer finished run": "yes" if r["superseded"] else "no"})
+                         "superseded by a finished run": "yes" if r["superseded"] else "no"})
     if not rows:
         doc.p("None: every run in the store finished.")
         return
     doc.p("Runs that did not finish are listed here and left out of every number above; a diverged run keeps "
           "its reason.")
-    doc.table(pd.DataFrame([{k: v for k, v in r.items()} for r in rows]))
+    doc.table(pd.DataFrame(rows))
 
 
 def baseline(doc: Doc, er: ExerciseRuns | None, heads_by_run: dict):
@@ -326,10 +326,11 @@ def baseline(doc: Doc, er: ExerciseRuns | None, heads_by_run: dict):
     att, table = er.reader.json(run.run_id, "attention.json"), heads_by_run.get(run.run_id)
     if att:
         line = "".join(att["chars"])
-        doc.figure("baseline_heads", figures.attention_grid([("base", att)], f"Every head of the base model on {line!r}"),
+        doc.figure("baseline_heads", figures.attention_grid([("base", att)],
+                                                            f"Every head of the base model on {line!r}"),
                    f"Attention weights of every head ({first_seed_note(er, v)}) on {line!r}: one row per query "
                    f"character, one column per key it reads; above the diagonal is masked. ␣ is a space.")
-    if att and table is not None and len(table):
+    if att and table is not None and table[["prev_token_score", "word_start_score"]].notna().any().all():
         prev, word = strongest(table, "prev_token_score"), strongest(table, "word_start_score")
         doc.figure("baseline_two_heads", figures.two_heads(att, [
             (*prev, f"previous character (score {table_value(table, prev, 'prev_token_score'):.2f})"),
@@ -346,7 +347,8 @@ def table_value(table: pd.DataFrame, bh: tuple[int, int], column: str) -> float:
 def head_statistics(doc: Doc, runs: dict[str, ExerciseRuns], heads_by_run: dict):
     doc.h(2, "Head statistics")
     doc.p("Measured at the end of each run on validation windows (heads.csv). Blocks and heads are numbered from "
-          "1, as in the lessons. " + TL_CONVENTION)
+          "1, as in the lessons.")
+    doc.p(TL_CONVENTION)
     base = runs.get("baseline")
     run = base.first(base.variants[0]) if base is not None and base.variants else None
     table = heads_by_run.get(run.run_id) if run is not None else None
@@ -364,13 +366,14 @@ def head_statistics(doc: Doc, runs: dict[str, ExerciseRuns], heads_by_run: dict)
         if er.exercise.init_from:
             continue  # the same models as the exercise it samples
         for v in er.variants:
-            per_seed = [headline(heads_by_run[r]) for r in er.rows(v)["run_id"] if r in heads_by_run]
-            if not per_seed:
+            tables = [heads_by_run[r] for r in er.rows(v)["run_id"] if r in heads_by_run]
+            if not tables:
                 continue
-            first = heads_by_run.get(er.first(v).run_id)
-            mean = pd.DataFrame(per_seed).mean()
-            b, h = strongest(first, "prev_token_score") if first is not None else ("-", "-")
-            rows.append({"exercise": name, "variant": v, "blocks × heads": f"{first['block'].max()} × {first['head'].max()}",
+            first = tables[0]
+            mean = pd.DataFrame([headline(t) for t in tables]).mean()
+            b, h = strongest(first, "prev_token_score")
+            rows.append({"exercise": name, "variant": v,
+                         "blocks × heads": f"{first['block'].max()} × {first['head'].max()}",
                          "strongest previous-token head": f"block {b}, head {h}",
                          "1 back: best share": _pct(mean.get("heads_offset1_share_max")),
                          "2 back: best share": _pct(mean.get("heads_offset2_share_max")),
@@ -381,11 +384,16 @@ def head_statistics(doc: Doc, runs: dict[str, ExerciseRuns], heads_by_run: dict)
                          "positional max": _num(mean.get("heads_positional_max")),
                          "entropy (normalised) mean": _num(mean.get("heads_entropy_norm_mean")),
                          "heaviest weight mean": _num(mean.get("heads_max_weight_mean")),
-                         "seeds": len(per_seed)})
+                         "seeds": len(tables)})
     if rows:
         doc.p("Per variant, the best head's score (max over heads) or the mean over heads, then the mean over "
-              "seeds; the strongest previous-token head is the lowest seed's.")
+              "seeds; the strongest previous-token head is the lowest seed's (of those with a heads.csv).")
         doc.table(pd.DataFrame(rows))
+
+
+def column(df: pd.DataFrame, name: str) -> pd.Series:
+    """A numeric column of search_runs' table; NaN where a run did not log it, or no run did."""
+    return pd.to_numeric(df[name], errors="coerce") if name in df else pd.Series(np.nan, index=df.index)
 
 
 def _num(x) -> str:
@@ -400,16 +408,18 @@ def temperature(doc: Doc, er: ExerciseRuns | None):
     doc.h(2, "Temperature against word validity")
     if er is None or not er.variants:
         return not_run(doc, "the temperature exercise")
-    df = er.finished.rename(columns={"metrics.word_validity": "word_validity",
-                                     "metrics.word_validity_stripped": "word_validity_stripped"})
-    df = df.assign(temperature=df["params.sample.temperature"].astype(float))
-    doc.figure("temperature", figures.temperature(df, "Word validity against temperature"),
-               "The share of sampled words (split on whitespace) that occur in the training text, and the same with "
-               "punctuation stripped; mean over seeds with a ± 1 std band.")
+    df = pd.DataFrame({"temperature": column(er.finished, "params.sample.temperature"), "seed": er.finished["seed"],
+                       "word_validity": column(er.finished, "metrics.word_validity"),
+                       "word_validity_stripped": column(er.finished, "metrics.word_validity_stripped")})
+    if df[["temperature", "word_validity"]].notna().all(axis=1).any():
+        doc.figure("temperature", figures.temperature(df, "Word validity against temperature"),
+                   "The share of sampled words (split on whitespace) that occur in the training text, and the same "
+                   "with punctuation stripped; mean over seeds with a ± 1 std band.")
     for v in er.variants:
         texts = samples(er, v)
         if texts:
-            doc.h(3, f"Temperature {er.param(v, 'sample.temperature')} ({first_seed_note(er, v)}, sample 1 of {len(texts)})")
+            doc.h(3, f"Temperature {er.param(v, 'sample.temperature')} ({first_seed_note(er, v)}, "
+                     f"sample 1 of {len(texts)})")
             doc.pre(texts[0])
 
 
@@ -419,12 +429,13 @@ def nomask(doc: Doc, er: ExerciseRuns | None):
         return not_run(doc, "the no-mask exercise")
     parts = []
     for v in er.variants:
-        parts.append(er.history(v, "train_loss").assign(series=f"{v}: training loss (as trained)"))
-        parts.append(er.history(v, "honest_val_loss").assign(series=f"{v}: honest validation loss"))
-    df = pd.concat([p for p in parts if len(p)], ignore_index=True) if any(len(p) for p in parts) else None
-    if df is not None:
-        doc.figure("nomask", figures.lines(df, "step", "series", "Without the mask: the loss as trained against "
-                                           "the honest loss", "step", "loss (nats per character)"),
+        parts.append(er.history(v, "train_loss").assign(variant=v, loss="training loss, as trained"))
+        parts.append(er.history(v, "honest_val_loss").assign(variant=v, loss="honest validation loss"))
+    parts = [p for p in parts if len(p)]
+    if parts:
+        doc.figure("nomask", figures.lines(pd.concat(parts, ignore_index=True), "step", "variant",
+                                           "Without the mask: the loss as trained against the honest loss", "step",
+                                           "loss (nats per character)", style="loss"),
                    "Training loss as trained (without the mask each position also sees the character it must "
                    "predict) and the honest validation loss (each prediction made from its prefix alone), for the "
                    "masked and the unmasked model; mean over seeds.")
@@ -463,8 +474,8 @@ def scaling(doc: Doc, er: ExerciseRuns | None):
                      "val_loss at the end": stats.mean_std(er.values(v, "val_loss")),
                      "steps": er.param(v, "train.steps"),
                      "val_loss at the budget": f"{b['val_loss_at_budget']:.3f}" if b is not None else "-",
-                     "step reached in the budget": (f"{b['step_at_budget']:.0f}" + ("" if b["reached"] else " (never reached the budget: its last point)"))
-                     if b is not None else "-"})
+                     "step reached in the budget": "-" if b is None else f"{b['step_at_budget']:.0f}" + (
+                         "" if b["reached"] else " (never reached the budget: its last point)")})
     doc.p("Predicted parameters are counted from the config before training; the score array is one layer's "
           "batch × heads × context², as lesson 000 counts it. ms/step is training time only.")
     doc.table(pd.DataFrame(rows))
@@ -485,8 +496,14 @@ def scaling_paragraph(er: ExerciseRuns) -> str:
             f"{'s' * (n > 1)}), {best} reached the lowest validation loss: {vals[best]:.3f}"
             + (f", against {ref}'s {vals[ref]:.3f}." if best != ref else ".")]
     if best == ref:
-        text.append("No bigger model beat the base model within its own time: each of their steps costs more, "
-                    "so they took fewer steps.")
+        text.append("No change beat the base model within its own time.")
+        ms_r = mean(ref, "ms_per_step")
+        slower = [f"{v} {mean(v, 'ms_per_step'):.1f}" for v in table.index
+                  if v != ref and mean(v, "ms_per_step") > ms_r]
+        if slower:
+            text.append(f"Each step of a bigger model costs more (ms per step: {', '.join(slower)}, against "
+                        f"{ref}'s {ms_r:.1f}), so within the budget they took fewer steps than {ref}'s "
+                        f"{table.loc[ref, 'last_step']}.")
     else:
         ms_b, ms_r = mean(best, "ms_per_step"), mean(ref, "ms_per_step")
         p_b, p_r = mean(best, "n_params"), mean(ref, "n_params")
@@ -538,12 +555,14 @@ def heads_exercise(doc: Doc, er: ExerciseRuns | None):
     doc.h(2, "One head against many")
     if er is None or not er.variants:
         return not_run(doc, "the heads exercise")
-    df = pd.DataFrame([{"n_head": int(r["params.n_head"]), "seed": r.seed, "value": r["metrics.val_loss"]}
-                       for _, r in er.finished.iterrows()])
+    df = pd.DataFrame({"n_head": column(er.finished, "params.n_head"), "seed": er.finished["seed"],
+                       "value": column(er.finished, "metrics.val_loss")}).dropna()
     width = er.param(er.variants[0], "model.n_embd")
-    doc.figure("heads_loss", figures.loss_per_head_count(df, "Validation loss per head count",
-                                                         f"heads (the same {width} numbers per character, split)"),
-               "Final validation loss per head count: the mean over seeds with ± 1 std, and each seed.")
+    if len(df):
+        doc.figure("heads_loss", figures.loss_per_head_count(df.astype({"n_head": int}), "Validation loss per head "
+                                                             "count", f"heads (the same {width} numbers per "
+                                                             "character, split)"),
+                   "Final validation loss per head count: the mean over seeds with ± 1 std, and each seed.")
     pair = [(v, er.reader.json(er.first(v).run_id, "attention.json")) for v in ("h1", "h4") if v in er.variants]
     pair = [(f"{v} ({er.param(v, 'n_head')} head{'s' * (er.param(v, 'n_head') != '1')})", a) for v, a in pair if a]
     if pair:
@@ -574,13 +593,32 @@ def names(doc: Doc, runs: dict[str, ExerciseRuns]):
         not_run(doc, "the microgpt exercise")
 
 
+# What each exercise's sections read beyond search_runs: metric histories and artifacts of every finished run.
+HISTORIES = {"baseline": ["train_loss", "val_loss"], "nomask": ["train_loss", "honest_val_loss"],
+             "scaling": ["val_loss", "train_time_s"], "context": ["val_loss_at_position"]}
+ARTIFACTS = {"baseline": ["probe.json", "attention.json", "samples.txt"], "heads": ["attention.json"],
+             "temperature": ["samples.txt"], "nomask": ["samples.txt"], "microgpt": ["samples.txt"]}
+
+
+def prefetch(runs: dict[str, ExerciseRuns]) -> None:
+    histories, artifacts = [], []
+    for name, er in runs.items():
+        ids = er.finished["run_id"].tolist()
+        histories += [(r, k) for r in ids for k in HISTORIES.get(name, [])]
+        artifacts += [(r, a) for r in ids for a in ARTIFACTS.get(name, [])]
+        artifacts += [(r, "heads.csv") for r in ids if not er.exercise.init_from]
+    if runs:
+        next(iter(runs.values())).reader.prefetch(histories, artifacts)
+
+
 # --- the whole report ------------------------------------------------------------------------------------
-def build(runs: dict[str, ExerciseRuns], opts: Options, uri: str, out: Path) -> tuple[Doc, dict]:
+def build(runs: dict[str, ExerciseRuns], opts: Options, uri: str, out: Path, title: str) -> tuple[Doc, dict]:
     figs = out / "figures"
     figs.mkdir(parents=True, exist_ok=True)
     for old in figs.glob("*.png"):
         old.unlink()
     heads_by_run = {}
+    prefetch(runs)
     for er in runs.values():
         if er.exercise.init_from:
             continue
@@ -589,7 +627,7 @@ def build(runs: dict[str, ExerciseRuns], opts: Options, uri: str, out: Path) -> 
             if path:
                 heads_by_run[run_id] = pd.read_csv(path)
     doc = Doc(figs)
-    doc.h(1, "tinygpt ablations: the lessons' exercises, reproduced")
+    doc.h(1, title)
     overview(doc, runs, opts, uri)
     perplexity(doc, runs)
     counts = claim_table(doc, runs)
@@ -608,8 +646,6 @@ def build(runs: dict[str, ExerciseRuns], opts: Options, uri: str, out: Path) -> 
 
 def log_report(reader: Reader, out: Path, opts: Options, counts: dict) -> str:
     """One run per report in the experiment `report` (or `quick/report`): the files and the verdict counts."""
-    from analysis.store import sqlite_path
-
     name = ("quick/" if opts.quick else "") + "report"
     client = reader.client
     exp = client.get_experiment_by_name(name)
@@ -619,11 +655,15 @@ def log_report(reader: Reader, out: Path, opts: Options, counts: dict) -> str:
         exp_id = client.create_experiment(name, artifact_location=location)
     else:
         exp_id = exp.experiment_id
+        if exp.lifecycle_stage == "deleted":
+            client.restore_experiment(exp_id)
     run = client.create_run(exp_id, run_name=f"report {datetime.now():%Y-%m-%d %H:%M}",
                             tags={"ablations": opts.ablations, "quick": str(opts.quick).lower()})
     for k, v in counts.items():
         client.log_metric(run.info.run_id, f"claims_{k.replace(' ', '_')}", v)
-    client.log_artifacts(run.info.run_id, str(out))
+    for file in ("report.html", "report.md"):  # only what this report wrote, whatever else is in `out`
+        client.log_artifact(run.info.run_id, str(out / file))
+    client.log_artifacts(run.info.run_id, str(out / "figures"), "figures")
     client.set_terminated(run.info.run_id, "FINISHED")
     return run.info.run_id
 
@@ -652,8 +692,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     out = Path(opts.out)
-    doc, counts = build(runs, opts, uri, out)
-    title = "tinygpt ablations" + (" (quick)" if opts.quick else "")
+    title = "tinygpt ablations: the lessons' exercises, reproduced" + (" (quick suite)" if opts.quick else "")
+    doc, counts = build(runs, opts, uri, out, title)
     (out / "report.md").write_text(doc.markdown(), encoding="utf-8")
     (out / "report.html").write_text(doc.html(title), encoding="utf-8")
     run_id = log_report(reader, out, opts, counts) if opts.log else None

@@ -53,15 +53,17 @@ def welch(a, b, confidence: float = 0.95) -> Difference:
     return d
 
 
-def describe(d: Difference, a: str, b: str, what: str = "val_loss", digits: int = 3) -> str:
-    """One sentence: 'h1's val_loss is higher than h4's by 0.041 (95% CI 0.012 to 0.070).'"""
-    head = f"{a} − {b}: {d.diff:+.{digits}f}"
-    if d.low is None:
-        return f"{head}; {ONE_SEED}"
-    ci = f"95% CI {d.low:+.{digits}f} to {d.high:+.{digits}f}"
-    if d.wording == CANNOT_TELL:
-        return f"{head} ({ci}); {CANNOT_TELL}"
-    return f"{head} ({ci}); {a}'s {what} is {d.wording}"
+def reading(d: Difference, variant: str) -> str:
+    """What the interval lets one say, in words."""
+    if d.wording in (ONE_SEED, CANNOT_TELL):
+        return d.wording
+    return f"{variant} is {d.wording}"
+
+
+def interval(d: Difference, digits: int = 3) -> str:
+    """'+0.041 (+0.012 to +0.070)', or the difference alone when there is no interval."""
+    text = f"{d.diff:+.{digits}f}"
+    return text if d.low is None else f"{text} ({d.low:+.{digits}f} to {d.high:+.{digits}f})"
 
 
 def at_time(times, values, t: float) -> tuple[float, bool]:

@@ -6,8 +6,9 @@ One search_runs per experiment gives every run's final metrics, params and tags;
 import json
 import os
 import tempfile
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 import mlflow
 import numpy as np
@@ -25,7 +26,7 @@ class StoreError(RuntimeError):
 
 
 def sqlite_path(uri: str) -> Path | None:
-    return Path(unquote(urlparse(uri).path)) if uri.startswith("sqlite:///") else None
+    return Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
 
 
 class Reader:
@@ -35,8 +36,13 @@ class Reader:
         if db is not None and not db.is_file():  # opening it would create an empty store
             raise StoreError(f"no MLflow store at {db}; run `make ablations` first, or set TINYGPT_STORE "
                              f"or MLFLOW_TRACKING_URI")
+        if uri.startswith(("http://", "https://")):  # MLflow itself would retry for minutes
+            try:
+                with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=5) as r:
+                    r.read()
+            except OSError as e:
+                raise StoreError(f"cannot reach the MLflow server at {uri} ({getattr(e, 'reason', e)})") from None
         self.client = MlflowClient(uri)
-        mlflow.set_tracking_uri(uri)  # search_runs reads the global one
         self._tmp = tempfile.TemporaryDirectory(prefix="tinygpt-report-")
         self._histories: dict = {}
         self._artifacts: dict = {}
@@ -49,7 +55,12 @@ class Reader:
         exp = self.experiments.get(experiment)
         if exp is None:
             return pd.DataFrame()
-        return mlflow.search_runs(experiment_ids=[exp.experiment_id])
+        before = mlflow.get_tracking_uri()
+        mlflow.set_tracking_uri(self.uri)  # search_runs reads the global URI; put the caller's back after
+        try:
+            return mlflow.search_runs(experiment_ids=[exp.experiment_id])
+        finally:
+            mlflow.set_tracking_uri(before)
 
     def history(self, run_id: str, key: str) -> pd.DataFrame:
         """(step, value) of one metric, one row per step (the last value logged at it)."""
@@ -73,6 +84,15 @@ class Reader:
                 self._artifacts[run_id, path] = None
         return self._artifacts[run_id, path]
 
+    def prefetch(self, histories=(), artifacts=()) -> None:
+        """Fetches (run_id, key) histories and (run_id, path) artifacts side by side: against a remote server
+        each is a round trip."""
+        with ThreadPoolExecutor(8) as pool:
+            jobs = [pool.submit(self.history, *h) for h in histories]
+            jobs += [pool.submit(self.artifact, *a) for a in artifacts]
+            for job in jobs:
+                job.result()
+
     def json(self, run_id: str, path: str):
         p = self.artifact(run_id, path)
         return json.loads(p.read_text(encoding="utf-8")) if p else None
@@ -89,7 +109,8 @@ class ExerciseRuns:
         else:
             df = pd.DataFrame(columns=["run_id", "status", "start_time", "tags.variant", "tags.seed"])
         df["variant"] = df["tags.variant"]
-        df["seed"] = pd.to_numeric(df["tags.seed"], errors="coerce").astype("Int64")
+        seeds = df["tags.seed"] if "tags.seed" in df else pd.Series(np.nan, index=df.index)
+        df["seed"] = pd.to_numeric(seeds, errors="coerce").astype("Int64")
         df = df.sort_values("start_time", ascending=False)
         done = df[df["status"] == "FINISHED"].drop_duplicates(["variant", "seed"])
         order = {v: k for k, v in enumerate(exercise.variants)}
@@ -99,6 +120,7 @@ class ExerciseRuns:
         pairs = set(zip(self.finished["variant"], self.finished["seed"]))
         rest["superseded"] = [(v, s) in pairs for v, s in zip(rest["variant"], rest["seed"])]
         self.others = rest.reset_index(drop=True)
+        self._by_variant = dict(tuple(self.finished.groupby("variant", sort=False)))
         self._budget = None
 
     @property
@@ -107,7 +129,7 @@ class ExerciseRuns:
         return list(dict.fromkeys(self.finished["variant"]))
 
     def rows(self, variant: str) -> pd.DataFrame:
-        return self.finished[self.finished["variant"] == variant]
+        return self._by_variant.get(variant, self.finished.iloc[:0])
 
     def values(self, variant: str, key: str) -> list[float]:
         """A metric's final value, one per seed that logged it."""

@@ -4,6 +4,7 @@ import time
 
 import pytorch_lightning as pl
 import torch
+from pytorch_lightning.loggers import MLFlowLogger
 
 from lm import faults
 from lm.tracking import Store
@@ -16,16 +17,23 @@ class Diverged(RuntimeError):
 class StepRecorder(pl.Callback):
     """Keeps every step's training loss on the device and sends them to MLflow in one call every `every`
     steps: a per-step `.item()` or a database write per step would cost more than the step itself.
-    Also times training apart from validation, and stops a run whose loss is no longer a number."""
+    Also times training apart from validation, and stops a run whose loss is no longer a number, or is above
+    `limit` (train.py: ten times the loss of guessing uniformly, which only a run that blew up reaches)."""
 
-    def __init__(self, store: Store, run_id: str, every: int, logged_until: int = -1):
-        self.store, self.run_id, self.every = store, run_id, every
+    def __init__(self, store: Store, run_id: str, every: int, logged_until: int = -1, limit: float = math.inf):
+        self.store, self.run_id, self.every, self.limit = store, run_id, every, limit
         self.logged_until = logged_until   # steps up to here were logged before a resume
         self.losses: list[torch.Tensor] = []
         self.first_step = 0
-        self.train_time = 0.0              # seconds of training in this session, validation excluded
+        self.train_time = 0.0              # seconds of training, validation excluded (kept across a resume)
         self.steps_timed = 0
         self._t = None
+
+    def state_dict(self) -> dict:  # in the checkpoint, so a resumed run's ms_per_step covers all its steps
+        return {"train_time": self.train_time, "steps_timed": self.steps_timed}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.train_time, self.steps_timed = state["train_time"], state["steps_timed"]
 
     def on_train_start(self, trainer, pl_module):
         self.first_step = trainer.global_step
@@ -64,13 +72,23 @@ class StepRecorder(pl.Callback):
         values = torch.stack(self.losses).float().cpu().tolist()
         start = trainer.global_step - len(values) + 1
         self.losses = []
-        bad = next((i for i, v in enumerate(values) if not math.isfinite(v)), None)
+        bad = next((i for i, v in enumerate(values) if not (math.isfinite(v) and v <= self.limit)), None)
         keep = [(start + i, v) for i, v in enumerate(values[:bad]) if start + i > self.logged_until]
         if keep:
             self.store.log_series(self.run_id, "train_loss", [v for _, v in keep], keep[0][0])
         if bad is not None:
-            raise Diverged(f"loss became {'NaN' if math.isnan(values[bad]) else 'inf'} at step {start + bad}")
+            v = values[bad]
+            raise Diverged(f"loss became {'NaN' if math.isnan(v) else 'inf' if math.isinf(v) else f'{v:.4g}'} at step "
+                           f"{start + bad}" + (f" (above {self.limit:.3g}: it blew up)" if math.isfinite(v) else ""))
 
     @property
     def ms_per_step(self) -> float:
         return 1000 * self.train_time / max(1, self.steps_timed)
+
+
+class RunLogger(MLFlowLogger):
+    """Lightning's MLflow logger, attached to a run the harness created. Lightning would mark the run FINISHED
+    when fitting ends; here it ends only after the run's last measurement is logged."""
+
+    def finalize(self, status: str = "success") -> None:
+        pass

@@ -11,15 +11,12 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from lm.data import DataConfig
+from lm.errors import ConfigError  # noqa: F401  (raised here, imported from here by callers)
 from lm.model import GPTConfig
 from lm.module import TrainConfig
 from lm.sample import SampleConfig
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot run; the message is one line that names the key."""
 
 
 @dataclass
@@ -43,9 +40,17 @@ class RuntimeConfig:
     threads: int = 0            # torch threads; 0: one per core
     accelerator: str = "auto"   # auto, cpu, cuda or mps
     precision: str = "auto"     # auto: bf16 autocast on CUDA, fp32 elsewhere
-    compile: bool = False       # torch.compile the model
+    compile: bool = False       # torch.compile the training step's model (round-off differs; see `make bench`)
+    optimizer_impl: str = "foreach"  # foreach: the for-loop's exact sums in fewer calls; fused: one kernel per
+    #                                  tensor (round-off differs); loop: torch's default on the CPU
+    split_batch: bool = False   # CPU: the threads share each batch, a shard each (one torch thread apiece), rather
+    #                             than every matmul; round-off differs; not with dropout; best without compile
     progress: bool = True
     progress_position: int = 0  # which terminal line the run's bar takes, below the suite's
+
+    def __post_init__(self):
+        if self.optimizer_impl not in ("foreach", "fused", "loop"):
+            raise ValueError(f"runtime.optimizer_impl={self.optimizer_impl!r} must be foreach, fused or loop")
 
 
 @dataclass
@@ -107,6 +112,10 @@ def one_line(e: Exception) -> str:
     m = re.search(r"(?:LexerNoViableAltException|mismatched input|no viable alternative).*?: (\S+=.*)", text)
     if m:
         return f"cannot parse the override {m.group(1)!r}; quote a value with spaces or symbols: key='value'"
+    m = re.search(r"(?:mismatched input|no viable alternative at input) '([^']*)'", text)
+    if m:
+        return (f"cannot parse {m.group(1)!r}: quote list items that hold '=' or symbols, "
+                f"as in overrides='[\"train.lr=10\"]'")
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return lines[0] if lines else type(e).__name__
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from lm.config import ConfigError
+from lm.errors import ConfigError
 
 EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
 FUNCTIONS = {"abs": abs, "min": min, "max": max}

@@ -9,11 +9,15 @@ from concurrent.futures import ProcessPoolExecutor
 
 
 def plan_workers(jobs: int, workers: int = 0, threads: int = 0) -> tuple[int, int]:
-    """Workers × threads for this machine. On a few cores, single-threaded runs side by side beat one run
-    spread over every core: these models are too small to keep two threads busy (see `make bench`)."""
+    """Workers × threads for this machine: one single-threaded run per core, side by side, and never more threads
+    than cores unless asked. Measured by `make bench` (its suite rows: base-config runs through this pool and the
+    suite's own job function, blocks alternating) on the 2-core machine the README names: 2 workers × 1 thread
+    trained 647 runs/hour against 445 for 1 worker × 2 threads, runs one after another (1.45×; 1.60× in another
+    run). These models are too small to keep two threads busy, and two OpenMP threads that wait on each other lose
+    far more than that whenever the machine is shared (4× in a run on a busy machine)."""
     cores = os.cpu_count() or 1
-    workers = workers or max(1, min(cores, jobs))
-    return workers, threads or max(1, cores // workers)
+    threads = threads or 1
+    return workers or max(1, min(jobs, cores // threads)), threads
 
 
 _slot = None

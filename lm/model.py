@@ -54,22 +54,6 @@ def make_norm(c: GPTConfig) -> nn.Module:
     return nn.RMSNorm(c.n_embd, eps=1e-5, elementwise_affine=c.norm_affine)
 
 
-class KVCache:
-    """Keys and values of the characters read so far, one pair per block, so a new character costs one column."""
-
-    def __init__(self, n_layer: int):
-        self.kv: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * n_layer
-
-    def __len__(self) -> int:
-        return 0 if self.kv[0] is None else self.kv[0][0].size(2)
-
-    def extend(self, layer: int, k: torch.Tensor, v: torch.Tensor):
-        if self.kv[layer] is not None:
-            k, v = torch.cat([self.kv[layer][0], k], 2), torch.cat([self.kv[layer][1], v], 2)
-        self.kv[layer] = (k, v)
-        return k, v
-
-
 class CausalSelfAttention(nn.Module):
     def __init__(self, c: GPTConfig, layer: int):
         super().__init__()
@@ -78,12 +62,9 @@ class CausalSelfAttention(nn.Module):
         self.c_proj = nn.Linear(c.n_embd, c.n_embd, bias=c.bias)      # W_o joins the heads
         self.resid_dropout = nn.Dropout(c.dropout)
 
-    def forward(self, x, cache: KVCache | None = None, need_weights: bool = False):
+    def forward(self, x, need_weights: bool = False):
         B, T, C = x.shape
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in self.c_attn(x).split(C, 2))
-        if cache is not None:
-            k, v = cache.extend(self.layer, k, v)
-        # A single new query next to cached keys may read them all: they are all earlier.
         causal = self.mask and T > 1
         weights = None
         if need_weights:  # the analysis path: the same sums, written out so the weights can be kept
@@ -117,8 +98,8 @@ class Block(nn.Module):
         self.ln_1, self.attn = make_norm(c), CausalSelfAttention(c, layer)
         self.ln_2, self.mlp = make_norm(c), MLP(c)
 
-    def forward(self, x, cache=None, need_weights=False):
-        a, weights = self.attn(self.ln_1(x), cache, need_weights)
+    def forward(self, x, need_weights=False):
+        a, weights = self.attn(self.ln_1(x), need_weights)
         x = x + a                       # residual: add, don't replace
         return x + self.mlp(self.ln_2(x)), weights
 
@@ -155,17 +136,17 @@ class GPT(nn.Module):
                 nn.init.zeros_(p)
             # norm gains keep their default of 1
 
-    def _run(self, idx, cache: KVCache | None = None, need_weights: bool = False):
-        T, start = idx.size(1), len(cache) if cache is not None else 0
-        if start + T > self.config.block_size:
-            raise ValueError(f"{start + T} characters exceed the context of {self.config.block_size}")
+    def _run(self, idx, need_weights: bool = False):
+        T = idx.size(1)
+        if T > self.config.block_size:
+            raise ValueError(f"{T} characters exceed the context of {self.config.block_size}")
         x = self.wte(idx)
         if self.wpe is not None:
-            x = x + self.wpe(torch.arange(start, start + T, device=idx.device))
+            x = x + self.wpe(torch.arange(T, device=idx.device))
         x = self.ln_e(self.drop(x))
         maps = []
         for block in self.h:
-            x, weights = block(x, cache, need_weights)
+            x, weights = block(x, need_weights)
             maps.append(weights)
         return self.lm_head(self.ln_f(x)), maps
 
@@ -181,6 +162,46 @@ class GPT(nn.Module):
         """Logits and every block's attention weights, each (batch, head, query, key)."""
         return self._run(idx, need_weights=True)
 
-    def extend(self, idx, cache: KVCache):
-        """Logits for characters that follow those already in the cache."""
-        return self._run(idx, cache)[0]
+    def decoder(self):
+        """Generation with a KV cache, in eval mode: a function (ids, start) -> the logits after the last of ids,
+        the characters at positions start, start+1, … of the window, each reading the cached keys and values of
+        those before it (several at once only at start 0, a fresh window). forward()'s sums, from the modules' own
+        weights and functions called directly, into buffers allocated once: one character's matmuls are so small
+        that the module machinery around them would cost more than they do (twice the time, measured). One
+        character's linear layers are matrix-vector products: F.linear's numbers on one row."""
+        if self.training:
+            raise RuntimeError("decoder() is for eval mode, where dropout does nothing")
+        C, size = self.config.n_embd, self.config.block_size
+
+        def linear(m: nn.Linear):
+            W, b = m.weight, m.bias
+            if b is None:
+                return lambda v: torch.mv(W, v) if v.dim() == 1 else F.linear(v, W)
+            return lambda v: torch.addmv(b, W, v) if v.dim() == 1 else F.linear(v, W, b)
+
+        wte, wpe = self.wte.weight, self.wpe.weight if self.wpe is not None else None
+        ln_e, ln_f, head = self.ln_e.forward, self.ln_f.forward, linear(self.lm_head)
+        blocks = [(torch.empty(size, 3 * C, device=wte.device, dtype=wte.dtype),  # q, k, v of every position
+                   b.attn.n_head, b.attn.mask, b.ln_1.forward, linear(b.attn.c_attn), linear(b.attn.c_proj),
+                   b.ln_2.forward, linear(b.mlp.c_fc), b.mlp.act.forward, linear(b.mlp.c_proj)) for b in self.h]
+
+        def step(ids: list[int], start: int) -> torch.Tensor:
+            T, end = len(ids), start + len(ids)
+            if end > size:
+                raise ValueError(f"{end} characters exceed the context of {size}")
+            if T > 1 and start:
+                raise ValueError("several characters at once only start a window")
+            # (C,) for one character, else (T, C): the rows the embeddings would look up
+            x = wte[ids[0]] if T == 1 else wte[torch.tensor(ids, device=wte.device)]
+            if wpe is not None:
+                x = x + (wpe[start] if T == 1 else wpe[:end])
+            x = ln_e(x)
+            for qkv, n_head, mask, ln_1, c_attn, c_proj, ln_2, c_fc, act, mlp_proj in blocks:
+                qkv[start:end] = c_attn(ln_1(x))
+                q, k, v = qkv[:end].view(1, end, 3, n_head, C // n_head).transpose(1, 3).unbind(2)
+                y = F.scaled_dot_product_attention(q[:, :, start:], k, v, is_causal=mask and T > 1)
+                x = x + c_proj(y.transpose(1, 2).reshape(x.shape))
+                x = x + mlp_proj(act(c_fc(ln_2(x))))
+            return head(ln_f(x if T == 1 else x[-1]))
+
+        return step

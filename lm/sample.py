@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import torch
 
-from lm.model import GPT, KVCache
+from lm.model import GPT
 
 
 @dataclass
@@ -32,7 +32,7 @@ def _pick(logits: torch.Tensor, temperature: float, g: torch.Generator) -> int:
     return min(int(torch.searchsorted(cdf, u)), cdf.numel() - 1)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def generate(model: GPT, prompt: list[int], n: int, temperature: float, seed: int,
              stop: int | None = None, cache: bool = True) -> list[int]:
     """n characters after the prompt. The window restarts from its last half once it is full, so no prediction
@@ -48,13 +48,13 @@ def generate(model: GPT, prompt: list[int], n: int, temperature: float, seed: in
     device = next(model.parameters()).device
     out = list(prompt)
     window = out[-T:]
-    kv, fed = KVCache(model.config.n_layer), 0
+    step, fed = model.decoder() if cache else None, 0
     for _ in range(n):
         if len(window) > T:
             window = window[-max(1, T // 2):]
-            kv, fed = KVCache(model.config.n_layer), 0
+            fed = 0
         if cache:
-            logits = model.extend(torch.tensor([window[fed:]], device=device), kv)[0, -1]
+            logits = step(window[fed:], fed)
             fed = len(window)
         else:
             logits = model(torch.tensor([window], device=device))[0][0, -1]

@@ -45,7 +45,7 @@ class SuiteConfig:
     seeds: int = 3
     quick: bool = False
     workers: int = 0            # 0: chosen for the machine
-    threads: int = 0            # per worker; 0: the cores shared out
+    threads: int = 0            # per run; 0: one, whatever the worker count (it changes a run's floats)
     overrides: list[str] = field(default_factory=list)  # applied to every run
     tracking_uri: str | None = None
     launcher: LauncherConfig = field(default_factory=LauncherConfig)
@@ -178,8 +178,10 @@ _corpora: dict = {}
 
 def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
     """In a worker: one run, start to finish."""
+    from lm import devices
     from lm.tracking import Store
 
+    devices.pin_gpu(launchers.worker_slot())  # with several GPUs, this worker's own; before anything starts CUDA
     key = cfg.data.corpus
     if key not in _corpora:
         _corpora[key] = train.prepare(cfg)
@@ -255,7 +257,8 @@ def summarise(store, jobs: list[Job]) -> str:
         run = store.client.get_run(job.run_id) if job.run_id else None
         rows.append({"exercise": job.experiment, "variant": job.spec.variant,
                      "status": run.info.status if run else job.state.upper(),
-                     "val_loss": run.data.metrics.get("val_loss") if run else None})
+                     # a run that failed has a val_loss of some step, not of the run: none is shown
+                     "val_loss": run.data.metrics.get("val_loss") if run and run.info.status == "FINISHED" else None})
     df = pd.DataFrame(rows)
     table = df.groupby(["exercise", "variant"], sort=False).agg(
         seeds=("status", "size"), finished=("status", lambda s: int((s == "FINISHED").sum())),
@@ -278,6 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     try:
         s = load_suite_config(argv)
+        if s.launcher.name == "submitit":  # before any run is touched: a launcher that cannot launch is one line
+            from lm.submitit_launcher import SubmititLauncher
+            SubmititLauncher.check(s.launcher)
+        elif s.launcher.name != "local":
+            raise ConfigError(f"launcher.name={s.launcher.name!r} must be local or submitit")
         chosen, jobs = plan(s)
         for data in {j.cfg.data.corpus: j.cfg for j in jobs}.values():
             train.prepare(data)
@@ -294,9 +302,13 @@ def main(argv: list[str] | None = None) -> int:
         if todo:
             if s.launcher.name == "submitit":
                 from lm.submitit_launcher import SubmititLauncher
-                launcher = SubmititLauncher(s.launcher)
-            else:
-                workers, threads = launchers.plan_workers(len(todo), s.workers, s.threads)
+                launcher = SubmititLauncher(s.launcher, workers_lock)
+            else:  # one worker per GPU when there are GPUs, else the cores shared out
+                from lm import devices
+                # One thread per run unless threads= says otherwise: the thread count changes a CPU run's floats
+                # (1e-4 after 100 steps), so it must not follow the worker count or how many runs are left.
+                workers, threads = devices.plan_workers(len(todo), s.workers, s.threads or 1,
+                                                        todo[0].cfg.runtime.accelerator)
                 launcher = launchers.LocalPool(workers, threads, workers_lock)
             print(f"launching on {launcher.describe()}", flush=True)
             for job in todo:  # more threads than cores make OpenMP spin instead of compute
@@ -308,6 +320,10 @@ def main(argv: list[str] | None = None) -> int:
                     finished = dispatch(jobs, launcher, bar)
                 finally:
                     launcher.shutdown(cancel=not finished)
+        for job in jobs:  # created RUNNING, never started (skipped, or the suite was stopped): none is left RUNNING
+            if job.run_id and job.state in ("pending", "skipped"):
+                store.end_run(job.run_id, "KILLED" if job.state == "pending" else "FAILED",
+                              job.result.get("reason") or "not started: the suite was interrupted")
         for name, run_id in parents.items():
             states = [j.state for j in jobs if j.experiment == name]
             status = "KILLED" if "killed" in states or "pending" in states else (

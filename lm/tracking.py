@@ -1,6 +1,8 @@
 """The MLflow store: where it is, whether it can be used, and runs created and logged in bulk."""
+import fcntl
 import logging
 import os
+import re
 import subprocess
 import time
 import urllib.request
@@ -8,7 +10,6 @@ from pathlib import Path
 
 from mlflow.entities import Metric, RunStatus, RunTag
 from mlflow.tracking import MlflowClient
-from pytorch_lightning.loggers import MLFlowLogger
 
 from lm import faults
 
@@ -44,13 +45,33 @@ class Store:
             self._check_writable(self.local_dir)
         elif self.uri.startswith(("http://", "https://")):
             self._check_server()
+            # MLflow prints two "View run … at" lines whenever a run on a server ends: dozens a suite, through its bar.
+            os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
         elif "://" not in self.uri or self.uri.startswith("file:"):
             raise TrackingError(f"tracking URI {self.uri!r} is a plain folder, which MLflow 3 no longer stores runs "
                                 f"in; use sqlite:///path/to/mlflow.db or an http:// server")
         base = Path(checkpoint_dir) if checkpoint_dir else (self.local_dir or Path.home() / ".cache/tinygpt") / "checkpoints"
         self.checkpoint_dir = base.expanduser()
         _quiet_mlflow()
-        self.client = MlflowClient(self.uri)
+        self.client = self._open()
+        self._held: dict[str, set[tuple[str, int]]] = {}  # run id → (metric, step) it already has; see resume
+
+    def _open(self) -> MlflowClient:
+        """The client, its database created or upgraded by one process at a time: two suites started at once on a
+        new store would otherwise both run MLflow's migrations, and one would fail half way."""
+        try:
+            if self.local_dir is None:
+                return MlflowClient(self.uri)
+            folder = os.open(self.local_dir, os.O_RDONLY)  # the lock is on the store's folder: no file of its own
+            try:
+                fcntl.flock(folder, fcntl.LOCK_EX)
+                return MlflowClient(self.uri)
+            finally:
+                os.close(folder)
+        except Exception as e:  # not an MLflow database, or one from a newer MLflow
+            why = (str(getattr(e, "orig", None) or e).strip().splitlines() or [type(e).__name__])[0][:200]
+            raise TrackingError(f"cannot open the tracking store {self.uri} ({why}); point TINYGPT_STORE or "
+                                f"MLFLOW_TRACKING_URI at a good one") from None
 
     @staticmethod
     def _check_writable(folder: Path) -> None:
@@ -64,11 +85,44 @@ class Store:
                                 f"set TINYGPT_STORE or MLFLOW_TRACKING_URI to somewhere that is") from None
 
     def _check_server(self) -> None:
+        """/health says a server is there; one API call says it lets this client in (it may refuse the host name
+        the client knows it by, or want a login)."""
+        import base64
+        import http.client
+        import urllib.error
+        import urllib.parse
+
+        base = self.uri.rstrip("/")
+        api = f"{base}/api/2.0/mlflow/experiments/get-by-name?experiment_name=Default"
+        headers = {}
+        if os.environ.get("MLFLOW_TRACKING_USERNAME"):
+            login = f"{os.environ['MLFLOW_TRACKING_USERNAME']}:{os.environ.get('MLFLOW_TRACKING_PASSWORD', '')}"
+            headers["Authorization"] = "Basic " + base64.b64encode(login.encode()).decode()
+        url = f"{base}/health"
         try:
-            with urllib.request.urlopen(f"{self.uri.rstrip('/')}/health", timeout=5) as r:
-                r.read()
-        except OSError as e:
-            raise TrackingError(f"cannot reach the MLflow server at {self.uri} ({getattr(e, 'reason', e)}); "
+            for url in (f"{base}/health", api):
+                try:
+                    with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5) as r:
+                        r.read()
+                except urllib.error.HTTPError as e:
+                    if url == api and e.code == 404 and "RESOURCE_DOES_NOT_EXIST" in e.read(500).decode(errors="replace"):
+                        continue  # a tracking server without that experiment: it answered, and let us in
+                    raise
+        except urllib.error.HTTPError as e:  # something answered, but not as a tracking server that lets us in
+            body = " ".join(e.read(200).decode(errors="replace").split())
+            body = "" if body.startswith("<") else body[:120]  # an HTML error page says no more than its code
+            if e.code == 401:
+                hint = ("it wants a login: set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD"
+                        if "Authorization" not in headers else "it refused the login in MLFLOW_TRACKING_USERNAME")
+            elif e.code in (400, 403) and "host" in body.lower():
+                hint = ("it refuses the host name this client uses; start the server with --allowed-hosts "
+                        f"{urllib.parse.urlsplit(self.uri).netloc}")
+            else:
+                hint = "not an MLflow tracking server that this client may use"
+            what = "/health" if url.endswith("/health") else "an API call"
+            raise TrackingError(f"{self.uri} answered HTTP {e.code} ({body or e.reason}) to {what}: {hint}") from None
+        except (OSError, ValueError, http.client.HTTPException) as e:  # refused, no such host, timed out, bad URI
+            raise TrackingError(f"cannot reach the MLflow server at {self.uri} ({getattr(e, 'reason', None) or e}); "
                                 f"start it, or unset MLFLOW_TRACKING_URI to use the local store") from None
 
     @property
@@ -82,7 +136,9 @@ class Store:
             if exp.lifecycle_stage == "deleted":
                 self.client.restore_experiment(exp.experiment_id)
             return exp.experiment_id
-        location = f"{self.artifact_root}/{name.replace('/', '-')}" if self.artifact_root else None
+        # A folder of its own under the root whatever the name: `..` or `.` would put it beside or on the root.
+        folder = re.sub(r"[^\w.-]+", "-", name.replace("/", "-"), flags=re.ASCII).strip(".") or "experiment"
+        location = f"{self.artifact_root}/{folder}" if self.artifact_root else None
         try:
             return self.client.create_experiment(name, artifact_location=location)
         except Exception:  # another process created it first
@@ -104,10 +160,22 @@ class Store:
         now = int(time.time() * 1000)
         self.log_points(run_id, [Metric(key, float(v), now, start_step + i) for i, v in enumerate(values)])
 
+    def resume(self, run_id: str) -> None:
+        """From here on, a point this run already has (the same metric at the same step) is not logged again. A run
+        trained again in place after a kill recomputes what it logged before, with the same numbers; its history
+        keeps one point per step whichever moment the kill came at."""
+        keys = self.client.get_run(run_id).data.metrics
+        self._held[run_id] = {(k, m.step) for k in keys for m in self.client.get_metric_history(run_id, k)}
+
     def log_points(self, run_id: str, points: list[Metric]) -> None:
+        held = self._held.get(run_id)
+        if held is not None:
+            points = [p for p in points if (p.key, p.step) not in held]
         for i in range(0, len(points), 1000):  # MLflow takes at most 1,000 metrics a call
             faults.point("logging")
             self.client.log_batch(run_id, metrics=points[i:i + 1000])
+            if held is not None:
+                held.update((p.key, p.step) for p in points[i:i + 1000])
 
     def set_tags(self, run_id: str, tags: dict[str, object]) -> None:
         self.client.log_batch(run_id, tags=[RunTag(k, str(v)) for k, v in tags.items()])
@@ -115,18 +183,12 @@ class Store:
     def end_run(self, run_id: str, status: str, reason: str | None = None) -> None:
         if reason:
             self.client.set_tag(run_id, "failure_reason", reason[:4000])
+        elif status == "FINISHED" and "failure_reason" in self.client.get_run(run_id).data.tags:
+            self.client.delete_tag(run_id, "failure_reason")  # an interrupted attempt's: this one finished
         self.client.set_terminated(run_id, status)
 
     def mark_running(self, run_id: str) -> None:
         self.client.update_run(run_id, status=RunStatus.to_string(RunStatus.RUNNING))
-
-
-class RunLogger(MLFlowLogger):
-    """Lightning's MLflow logger, attached to a run the harness created. Lightning would mark the run FINISHED
-    when fitting ends; here it ends only after the run's last measurement is logged."""
-
-    def finalize(self, status: str = "success") -> None:
-        pass
 
 
 _commit: str | None = None

@@ -3,6 +3,7 @@
     python -m lm.train [hydra overrides ...] [--resume RUN_ID] [--cfg]
 """
 import logging
+import math
 import os
 import shutil
 import signal
@@ -19,12 +20,12 @@ from omegaconf import OmegaConf
 from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
 
 from lm import checkpoint, config, faults, probes
-from lm.callbacks import Diverged, StepRecorder
+from lm.callbacks import Diverged, RunLogger, StepRecorder
 from lm.config import ConfigError, RunConfig
 from lm.data import Corpus, CorpusDataModule, DataError, load_corpus
 from lm.model import n_params
 from lm.module import LitGPT
-from lm.tracking import RunLogger, Store, TrackingError
+from lm.tracking import Store, TrackingError
 
 # The toggles, also logged under these flat names so MLflow's compare view lines them up.
 TOGGLES = ("mask", "pos_emb", "n_head", "n_layer", "n_embd", "block_size")
@@ -87,12 +88,20 @@ class StopOnSignal(pl.Callback):
     def on_train_batch_end(self, trainer, *_):
         if self.signal:
             trainer.should_stop = True
+            if trainer.global_step % trainer.val_check_batch:  # Lightning would validate here, off the schedule
+                trainer.limit_val_batches = 0
 
 
 class AtomicCheckpoint(ModelCheckpoint):
     """last.ckpt at each validation, put in place by one rename in its own folder: a kill at any moment leaves the
     old checkpoint or the new one, never part of one (Lightning's own write goes through a temporary file that
     may be on another disk, and a move across disks is a copy)."""
+
+    def on_validation_end(self, trainer, pl_module):
+        # Lightning writes last.ckpt only after a top-k save, so with save_top_k=0 only when training ends: a run
+        # killed at step 2,900 of 3,000 would start again from step 0.
+        if not self._should_skip_saving_checkpoint(trainer):
+            self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
 
     def _save_checkpoint(self, trainer, filepath):
         part = f"{filepath}.part"
@@ -118,6 +127,9 @@ class ProgressBar(TQDMProgressBar):
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
         super().on_train_batch_end(trainer, pl_module, outputs, batch, trainer.global_step - 1)
+
+    def get_metrics(self, trainer, pl_module):
+        return {k: v for k, v in super().get_metrics(trainer, pl_module).items() if k != "v_num"}
 
 
 def logged_until(store: Store, run_id: str) -> int:
@@ -164,6 +176,7 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
     resume = resume if resume.is_file() else None
     # A run trained again in place logs nothing twice: the same seed gives the same numbers.
     done = logged_until(store, run_id)
+    store.resume(run_id)  # whatever it logged before a kill is not logged twice, and nothing is skipped
     store.set_tags(run_id, {f"runtime.{k}": v for k, v in asdict(cfg.runtime).items()})
     if done < 0:
         logger.log_hyperparams(params(cfg))
@@ -172,7 +185,8 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
                                    # one layer's score array, batch × heads × context², as lesson 000 counts it
                                    "score_array_size": cfg.train.batch_size * cfg.model.n_head * cfg.model.block_size ** 2,
                                    **corpus.baselines()})
-    recorder = StepRecorder(store, run_id, every=min(50, cfg.eval.every), logged_until=done)
+    recorder = StepRecorder(store, run_id, every=min(50, cfg.eval.every),
+                            limit=10 * math.log(cfg.model.vocab_size))  # ten times the loss of guessing: blown up
 
     if init_run:
         module.model = load_from_run(store, init_run, cfg)
@@ -180,13 +194,12 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
     else:
         if done < 0:  # the untrained model, as lesson 000 reports it (4.644 there)
             store.log_metrics(run_id, {"val_loss": probes.validation(module.model, dm.val)["val_loss"]}, 0)
-        accelerator = cfg.runtime.accelerator
-        cuda = torch.cuda.is_available() and accelerator in ("auto", "cuda", "gpu")
-        if cuda:
-            torch.set_float32_matmul_precision("high")  # TF32 matmuls
-        precision = cfg.runtime.precision if cfg.runtime.precision != "auto" else ("bf16-mixed" if cuda else "32-true")
-        if cfg.runtime.compile:
-            module.model = torch.compile(module.model)
+        from lm import devices  # auto: CUDA, else MPS, else CPU; bf16 autocast and TF32 matmuls on CUDA
+
+        accelerator, precision = devices.select(cfg.runtime.accelerator, cfg.runtime.precision)
+        devices.prepare(accelerator)
+        module.use(cfg.runtime.optimizer_impl, cfg.runtime.compile,
+                   torch.get_num_threads() if cfg.runtime.split_batch and accelerator == "cpu" else 1)
         trainer = pl.Trainer(
             max_steps=cfg.train.steps, val_check_interval=cfg.eval.every, check_val_every_n_epoch=None,
             accelerator=accelerator, devices=1, precision=precision, logger=logger,
@@ -199,10 +212,9 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
         )
         trainer.fit(module, dm, ckpt_path=resume, weights_only=True)
         if stop.signal:
-            trainer.save_checkpoint(ckpt_dir / "last.ckpt")
+            trainer.save_checkpoint(ckpt_dir / "last.ckpt.part")  # then one rename, as AtomicCheckpoint does
+            os.replace(ckpt_dir / "last.ckpt.part", ckpt_dir / "last.ckpt")
             raise Interrupted(f"stopped by {stop.signal} at step {trainer.global_step}")
-        if cfg.runtime.compile:
-            module.model = module.model._orig_mod
     return measure(cfg, corpus, store, run_id, module.model.cpu(), dm, recorder)
 
 
@@ -261,6 +273,22 @@ def summary(cfg: RunConfig, run_id: str, store: Store, result: dict) -> str:
     ])
 
 
+def check_resume(store: Store, run_id: str, cfg: RunConfig) -> None:
+    """--resume RUN_ID: a run of this store, unfinished, and trained with this config (its checkpoint fits)."""
+    try:
+        run = store.client.get_run(run_id) if run_id else None
+    except mlflow.exceptions.MlflowException:
+        run = None
+    if run is None:
+        raise ConfigError(f"--resume {run_id!r}: no such run in {store.uri}")
+    if run.data.tags.get("config_hash") != cfg.config_hash:
+        raise ConfigError(f"--resume {run_id}: that run and its checkpoint have another config (hash "
+                          f"{run.data.tags.get('config_hash')}; these arguments give {cfg.config_hash}): resume it "
+                          f"with the arguments it was started with")
+    if run.info.status == "FINISHED":
+        raise ConfigError(f"--resume {run_id}: that run already finished; there is nothing to resume")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     resume_id = None
@@ -276,9 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         corpus = prepare(cfg)
         store = Store(cfg.tracking.uri, cfg.tracking.checkpoint_dir)
         if resume_id is not None:
-            run = store.client.get_run(resume_id) if resume_id else None
-            if run is None or run.data.tags.get("config_hash") != cfg.config_hash:
-                raise ConfigError(f"--resume {resume_id!r}: no run with this config to resume")
+            check_resume(store, resume_id, cfg)
     except USER_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

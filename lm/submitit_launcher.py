@@ -1,0 +1,226 @@
+"""The suite's runs as submitit jobs, one job per run: on a SLURM cluster (`launcher=slurm`) or as processes on this
+machine through submitit's local executor (`launcher=submitit_local`), the same code path either way.
+
+Resources come from conf/launcher/*.yaml `parameters`, handed to submitit's AutoExecutor as they are: its shared
+names (timeout_min, cpus_per_task, gpus_per_node, mem_gb, name, ...) apply on every cluster, `slurm_`-prefixed ones
+(slurm_partition, slurm_account, slurm_additional_parameters, ...) on SLURM only. A job runs `lm.suite.run_job`,
+which logs to MLflow itself, so a job's run lands in the store exactly as a local one does.
+"""
+import fcntl
+import os
+import shutil
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+from lm.config import ConfigError
+
+CLUSTERS = ("slurm", "local", "debug")
+
+
+def _one_line(e: BaseException) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return lines[0] if lines else type(e).__name__
+
+
+def _holding(lock_path: str, fn, *args):
+    """In a job on this machine: holds the suite's workers lock (shared) while it trains, as the local pool's
+    workers do, so a new suite waits for the orphans of a killed one instead of training beside them."""
+    with open(lock_path, "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        return fn(*args)
+
+
+class _Failed:
+    """A job that could not even be submitted: done at once, and its result says why."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def done(self) -> bool:
+        return True
+
+    def result(self):
+        raise RuntimeError(self.reason)
+
+
+class _Job:
+    """A submitit job as the suite's dispatcher sees it: done() and result(), the error in one line."""
+
+    def __init__(self, job, gpus: tuple[int, ...] = ()):
+        self.job, self.gpus = job, gpus
+
+    def done(self) -> bool:
+        try:
+            return self.job.done()
+        except Exception:  # the scheduler did not answer this time; ask again on the next poll
+            return False
+
+    def result(self):
+        try:
+            return self.job.result()
+        except Exception as e:
+            log = getattr(self.job.paths, "stderr", None)
+            raise RuntimeError(f"job {self.job.job_id}: {_last_error(e)}" + (f" (log: {log})" if log else "")) from None
+
+
+def _last_error(e: BaseException) -> str:
+    """submitit's errors carry the job's whole traceback between two rules of dashes; its last line names the error."""
+    text = str(e)
+    parts = text.split("----------------------")
+    lines = [ln.strip() for ln in (parts[1] if len(parts) >= 3 else text).splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if not ln.startswith(("File ", "^", "~")) and ("Error" in ln or "Exception" in ln or ":" in ln):
+            return ln[:500]
+    return lines[-1][:500] if lines else type(e).__name__
+
+
+class SubmititLauncher:
+    """One submitit job per run. Same interface as lm.launchers.LocalPool: capacity, threads, submit, describe,
+    shutdown."""
+
+    def __init__(self, cfg, workers_lock: str | None = None):
+        self.cfg = cfg
+        self.cluster, self.executor, self.parameters = self.check(cfg)
+        self.workers_lock = workers_lock if self.cluster == "local" else None
+        params = self.parameters
+        self.gpus_per_job = int(params.get("gpus_per_node") or 0)
+        cores = os.cpu_count() or 1
+        self.threads = int(params.get("cpus_per_task") or 0)
+        self.local_gpus: list[int] = []
+        if self.cluster == "local":
+            if self.gpus_per_job:  # submitit would give every local job GPU 0; share them out instead
+                self.local_gpus = self._local_gpus(self.gpus_per_job)
+            self.threads = self.threads or max(1, cores // (cfg.max_jobs or cores))
+            fit = max(1, cores // self.threads)
+            if self.local_gpus:
+                fit = min(fit, len(self.local_gpus) // self.gpus_per_job)
+            self.capacity = cfg.max_jobs or fit
+        else:
+            self.threads = self.threads or 1
+            self.capacity = cfg.max_jobs or 32
+        self.jobs: list[_Job] = []
+        self._lock = threading.Lock()
+        self._old_sigint = None
+        if self.cluster != "local" and threading.current_thread() is threading.main_thread():
+            # Jobs on a cluster do not see the terminal's Ctrl-C: pass it on, so that they too finish their step,
+            # save a checkpoint and end KILLED, while the suite stops launching (as with local workers).
+            self._old_sigint = signal.signal(signal.SIGINT, self._on_sigint)
+
+    @staticmethod
+    def check(cfg) -> tuple[str, Any, dict]:
+        """Everything that can be checked before a run is touched; a ConfigError of one line if it cannot launch."""
+        cluster = cfg.cluster or None
+        if cluster is not None and cluster not in CLUSTERS:
+            raise ConfigError(f"launcher.cluster={cluster!r} must be one of {', '.join(CLUSTERS)} (or null: detected)")
+        try:
+            import submitit
+        except ImportError:
+            raise ConfigError("launcher=submitit needs the submitit package: pip install submitit") from None
+        if cluster is None:
+            cluster = "slurm" if shutil.which("sbatch") else "local"
+        if cluster == "slurm" and not (shutil.which("sbatch") and shutil.which("srun")):
+            raise ConfigError("launcher=slurm: SLURM's sbatch is not on this machine's PATH; launch from the cluster's "
+                              "login node, or use launcher=local (worker processes here) or launcher=submitit_local")
+        folder = Path(cfg.folder).expanduser().resolve()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ConfigError(f"launcher.folder={cfg.folder}: cannot create it ({e.strerror})") from None
+        params = {k: v for k, v in dict(cfg.parameters or {}).items() if v is not None}
+        if cluster == "local":
+            params.setdefault("timeout_min", 24 * 60)  # submitit's local default is 2 minutes
+            if params.get("gpus_per_node"):
+                SubmititLauncher._local_gpus(int(params["gpus_per_node"]))
+        try:
+            executor = submitit.AutoExecutor(folder=str(folder / "%j"), cluster=cluster)
+            executor.update_parameters(**params)
+        except Exception as e:
+            raise ConfigError(f"launcher.parameters: {_one_line(e)}") from None
+        return cluster, executor, params
+
+    @staticmethod
+    def _local_gpus(per_job: int) -> list[int]:
+        """This machine's GPUs, as the numbers submitit's local executor hands out in CUDA_VISIBLE_DEVICES."""
+        from lm import devices
+
+        names = devices.visible_gpus()
+        if not all(n.isdigit() for n in names):
+            raise ConfigError("launcher=submitit_local with GPUs needs CUDA_VISIBLE_DEVICES as numbers, not UUIDs")
+        if len(names) < per_job:
+            raise ConfigError(f"launcher.parameters.gpus_per_node={per_job}, but this machine has {len(names)} "
+                              f"GPU{'s' * (len(names) != 1)}")
+        return [int(n) for n in names]
+
+    def _on_sigint(self, signum, frame):
+        self._cancel_running()
+        handler = self._old_sigint
+        if callable(handler):
+            handler(signum, frame)
+        elif handler != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+    def _cancel_running(self) -> None:
+        for j in self.jobs:
+            if j.done():
+                continue
+            try:
+                process = getattr(j.job, "_process", None)
+                if process is not None:
+                    process.send_signal(signal.SIGTERM)  # a local job's controller passes it on to the run
+                else:
+                    j.job.cancel(check=False)  # scancel: SIGTERM to the job, then SIGKILL after SLURM's KillWait
+            except Exception:
+                pass
+
+    def submit(self, fn, *args):
+        """Submits one job; a submission that fails (sbatch refused it) becomes a failed job with the reason."""
+        with self._lock:
+            gpus: tuple[int, ...] = ()
+            try:
+                if self.local_gpus:
+                    busy = {g for j in self.jobs if not j.done() for g in j.gpus}
+                    free = [g for g in self.local_gpus if g not in busy]
+                    gpus = tuple(free[:self.gpus_per_job]) if len(free) >= self.gpus_per_job else \
+                        tuple(self.local_gpus[:self.gpus_per_job])
+                    self.executor._executor.update_parameters(visible_gpus=gpus)  # not exposed by AutoExecutor
+                if self.workers_lock:
+                    fn, args = _holding, (self.workers_lock, fn, *args)
+                job = _Job(self._submit(fn, *args), gpus)
+            except Exception as e:
+                return _Failed(f"could not submit the job to {self.cluster}: {_one_line(e)}")
+            self.jobs.append(job)
+            return job
+
+    def _submit(self, fn, *args):
+        if self.cluster != "local" or threading.current_thread() is not threading.main_thread():
+            return self.executor.submit(fn, *args)
+        # A local job's controller would answer the terminal's Ctrl-C by killing the run a second later. Started
+        # with SIGINT ignored, it leaves Ctrl-C to the run, which stops cleanly after its step (as in a local
+        # worker), and to the suite, which stops launching.
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            return self.executor.submit(fn, *args)
+        finally:
+            signal.signal(signal.SIGINT, old)
+
+    def describe(self) -> str:
+        p = self.parameters
+        each = [f"{self.threads} CPU{'s' * (self.threads > 1)}"]
+        if self.gpus_per_job:
+            each.append(f"{self.gpus_per_job} GPU{'s' * (self.gpus_per_job > 1)}")
+        if p.get("mem_gb"):
+            each.append(f"{p['mem_gb']} GB")
+        where = f"partition {p['slurm_partition']}" if p.get("slurm_partition") else self.cluster
+        return (f"submitit ({where}): up to {self.capacity} jobs at once, {', '.join(each)} each, "
+                f"{p.get('timeout_min', '?')} min limit; logs in {Path(self.cfg.folder).expanduser().resolve()}")
+
+    def shutdown(self, cancel: bool = False) -> None:
+        """With cancel, stops the jobs still running: SLURM's scancel, or SIGTERM to a local job, which the run
+        answers by finishing its step, saving a checkpoint and ending KILLED; the next suite resumes it."""
+        if self._old_sigint is not None:
+            signal.signal(signal.SIGINT, self._old_sigint)
+            self._old_sigint = None
+        if cancel:
+            self._cancel_running()

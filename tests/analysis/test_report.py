@@ -1,0 +1,234 @@
+"""`make report` on stores made by the quick suite: every section, partial and empty stores, and a real browser."""
+import base64
+import contextlib
+import io
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from analysis import report
+from lm.exercises import load_all
+
+ROOT = Path(__file__).resolve().parents[2]
+SECTIONS = ["Validation loss and perplexity", "The lessons' claims", "Differences between variants",
+            "Failed and unfinished runs", "The base model", "Head statistics", "Temperature against word validity",
+            "The no-mask cheat", "Bigger models", "Which change helps most for the same training time?",
+            "Context length", "One head against many", "Samples"]
+FIGURES = ["learning_curves", "baseline_heads", "baseline_two_heads", "temperature", "nomask", "scaling", "context",
+           "heads_loss", "heads_maps"]
+
+
+def uri(folder) -> str:
+    return f"sqlite:///{folder}/mlflow.db"
+
+
+def make(store_folder, out, *args) -> tuple[int, str, str]:
+    """The report in-process, as `make report` runs it, with what it printed."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        rc = report.main([f"tracking_uri={uri(store_folder)}", f"out={out}", *args])
+    return rc, stdout.getvalue(), stderr.getvalue()
+
+
+@pytest.fixture(scope="module")
+def quick_report(quick_store, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    t = time.time()
+    rc, stdout, stderr = make(quick_store, out, "quick=true")
+    assert rc == 0, stderr
+    return out, stdout, time.time() - t
+
+
+def test_every_section_and_figure(quick_report):
+    out, stdout, seconds = quick_report
+    md = (out / "report.md").read_text()
+    html = (out / "report.html").read_text()
+    for title in SECTIONS:
+        assert re.search(rf"^#+ {re.escape(title)}$", md, re.M), title
+    for name in FIGURES:
+        assert (out / "figures" / f"{name}.png").stat().st_size > 10_000, name
+        assert f"figures/{name}.png" in md
+    assert html.count("<img src='data:image/png;base64,") == len(FIGURES)
+    assert "figures/" not in re.sub(r"<figcaption>.*?</figcaption>", "", html)  # nothing the HTML must fetch
+    assert seconds < 60, "the report should take seconds on the quick store"
+    assert "wrote" in stdout and "quick/report" in stdout
+
+
+def test_tables_hold_the_numbers(quick_report):
+    md = (quick_report[0] / "report.md").read_text()
+    assert "| - | uniform guess (shakespeare) | - | - | 4.174 | 65.00 | - |" in md
+    assert re.search(r"\| baseline \| base \| \(as the exercise's base\) \| 20 \| \d\.\d{3} \| [\d.]+ \| 1 \|", md)
+    # The quick suite logs no step 500, so the curve's claims are not run; the parameter count is reproduced.
+    assert re.search(r"\| Validation loss after 500 steps \| 2\.090 \| - \| not run \|", md)
+    assert re.search(r"\| The model has this many parameters \| 112,193 \| 112,193 \| reproduced \|", md)
+    assert re.search(r"\| Which change helps most for the same training time\? \| asked, not answered \| \w+ "
+                     r"\(val_loss_at_budget \d\.\d{3}\) \| answered \|", md)
+    assert "one seed: no interval" in md
+    assert "None: every run in the store finished." in md
+    # Head statistics: the convention, the numbering, and lesson 000's lines for every baseline head.
+    assert "TransformerLens" in md and "numbered from 1" in md
+    assert len(re.findall(r"^- block [12], head [1-4]: .* at \d+% of positions", md, re.M)) == 8
+    assert "| heads | h1 | 2 × 1 |" in md and "| scaling | depth4 | 4 × 4 |" in md
+    # Samples: three temperatures, the base model's, microgpt's names; the scaling answer in words.
+    assert all(f"### Temperature {t} " in md for t in ("0.5", "1.0", "1.5"))
+    assert "### microgpt's names" in md and "JULIET:" in md
+    assert re.search(r"With the base model's training time as the budget \([\d.]+ s", md)
+
+
+def test_the_report_is_a_run_in_mlflow(quick_report, quick_store):
+    client = MlflowClient(uri(quick_store))
+    exp = client.get_experiment_by_name("quick/report")
+    run = client.search_runs([exp.experiment_id], order_by=["attributes.start_time DESC"])[0]
+    assert run.info.status == "FINISHED"
+    files = {a.path for a in client.list_artifacts(run.info.run_id)}
+    assert {"report.html", "report.md", "figures"} <= files
+    assert len(client.list_artifacts(run.info.run_id, "figures")) == len(FIGURES)
+    assert "claims_reproduced" in run.data.metrics
+
+
+def test_a_store_with_one_run(store_copy, tmp_path):
+    folder, client = store_copy
+    for exp in client.search_experiments():
+        if exp.name != "quick/baseline":
+            client.delete_experiment(exp.experiment_id)
+    rc, _, stderr = make(folder, tmp_path / "out", "quick=true", "log=false")
+    assert rc == 0, stderr
+    md = (tmp_path / "out" / "report.md").read_text()
+    for title in SECTIONS:
+        assert re.search(rf"^#+ {re.escape(title)}$", md, re.M) or title.startswith("Which"), title
+    assert "Not run: the temperature exercise has no finished run in this store." in md
+    assert re.search(r"\| heads \| h1 \| model.n_head=1 \| - \| not run \| not run \| 0 \|", md)
+    assert re.search(r"\| nopos \| Without position vectors the validation loss is worse \| .* \| - \| not run \|", md)
+    assert sorted(p.name for p in (tmp_path / "out" / "figures").iterdir()) == \
+        ["baseline_heads.png", "baseline_two_heads.png", "learning_curves.png"]
+
+
+def add_run(client, experiment: str, variant: str, seed: int, status: str, metrics=None, tags=None) -> str:
+    exp = client.get_experiment_by_name(experiment)
+    parent = client.search_runs([exp.experiment_id], "tags.role = 'exercise'")[0].info.run_id
+    run = client.create_run(exp.experiment_id, run_name=f"{variant}/seed{seed}", tags={
+        "variant": variant, "seed": str(seed), "ablation": experiment.split("/")[-1], "mlflow.parentRunId": parent,
+        **(tags or {})})
+    for k, v in (metrics or {}).items():
+        client.log_metric(run.info.run_id, k, v, step=20)
+    client.set_terminated(run.info.run_id, status)
+    return run.info.run_id
+
+
+def test_failed_runs_are_shown_and_the_newest_finished_run_counts(store_copy, tmp_path):
+    folder, client = store_copy
+    add_run(client, "quick/nopos", "nopos", 2, "FAILED",
+            tags={"failure_reason": "loss became NaN at step 7", "diverged": "true"})
+    add_run(client, "quick/nopos", "pos", 1, "FAILED", tags={"failure_reason": "RuntimeError: boom"})
+    # A newer finished run of the same (variant, seed), as after a config change: it replaces the old one.
+    add_run(client, "quick/nopos", "nopos", 1, "FINISHED", metrics={"val_loss": 1.2345, "val_perplexity": 3.437})
+    rc, _, stderr = make(folder, tmp_path / "out", "quick=true", "ablations=[nopos]", "log=false")
+    assert rc == 0, stderr
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert re.search(r"\| nopos \| nopos/seed2 \| \w+ \| FAILED \| loss became NaN at step 7 \| yes \| no \|", md)
+    assert re.search(r"\| nopos \| pos/seed1 \| \w+ \| FAILED \| RuntimeError: boom \| no \| yes \|", md)
+    assert "| nopos | nopos | model.pos_emb=false | - | 1.234 | 3.44 | 1 |" in md
+    assert "| nopos | quick/nopos | No position vectors | 2 of 2 | 2 | 1 | 1 |" in md   # one failed run left
+
+
+def test_runs_that_logged_almost_nothing(store_copy, tmp_path):
+    """Every exercise with a finished run holding one number, no params, no histories and no files: the report
+    says what is missing instead of failing."""
+    folder, client = store_copy
+    for name, ex in load_all().items():
+        exp_id = client.create_experiment(name)  # the full suite's names: the copy holds only quick/ ones
+        client.create_run(exp_id, run_name=name, tags={"role": "exercise"})
+        for variant in ex.variants:
+            add_run(client, name, variant, 1, "FINISHED", metrics={"val_loss": 2.5})
+    rc, _, stderr = make(folder, tmp_path / "out", "log=false")
+    assert rc == 0, stderr
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "| nopos | nopos | model.pos_emb=false | - | 2.500 | 12.18 | 1 |" in md
+    assert re.search(r"\| The model has this many parameters \| 112,193 \| - \| not run \|", md)
+    # Only the validation curve has anything to draw: one point.
+    assert [p.name for p in (tmp_path / "out" / "figures").iterdir()] == ["learning_curves.png"]
+
+
+def test_an_empty_store_is_one_line(quick_store, tmp_path):
+    rc, stdout, stderr = make(tmp_path / "none", tmp_path / "out", "quick=true")
+    assert rc == 1 and stdout == ""
+    assert stderr.startswith("error: no MLflow store at ") and stderr.count("\n") == 1
+    assert not (tmp_path / "none").exists()  # reading never creates a store
+    # The quick store holds none of the full suite's experiments.
+    rc, stdout, stderr = make(quick_store, tmp_path / "out")
+    assert rc == 1 and stdout == ""
+    assert stderr.startswith("error: no runs of the exercises in ") and stderr.count("\n") == 1
+    assert "make ablations" in stderr and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["colour=red"], "unknown option 'colour=red'"),
+    (["quick"], "unknown option 'quick'"),
+    (["quick=maybe"], "quick='maybe': must be true or false"),
+    (["ablations=[baseline,nosuch]"], "unknown ablation 'nosuch'"),
+])
+def test_bad_options_are_one_line(args, message, tmp_path):
+    rc, stdout, stderr = make(tmp_path, tmp_path / "out", *args)
+    assert rc == 2 and stdout == ""
+    assert stderr.startswith(f"error: {message}") and stderr.count("\n") == 1
+
+
+# --- a real browser ------------------------------------------------------------------------------------------
+CHECK = """<script>
+window.addEventListener("load", () => {
+  const imgs = [...document.images];
+  document.body.dataset.images = imgs.length;
+  document.body.dataset.broken = imgs.filter(i => !i.complete || i.naturalWidth === 0).length;
+  document.body.dataset.tables = document.querySelectorAll("table").length;
+});
+</script>"""
+
+
+def chromium() -> str | None:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found and os.environ.get("TINYGPT_REQUIRE_BROWSER") == "1":
+        pytest.fail("chromium is not installed, and TINYGPT_REQUIRE_BROWSER=1 requires the browser tests")
+    if not found:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    return found
+
+
+def browse(exe: str, page: Path, tmp_path: Path, *args: str) -> str:
+    profile = tmp_path / f"profile-{len(list(tmp_path.iterdir()))}"
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={profile}", *args, page.as_uri()]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_the_report_opens_in_a_browser(quick_report, tmp_path):
+    exe = chromium()
+    html = quick_report[0] / "report.html"
+    # Every image is an embedded PNG...
+    srcs = re.findall(r"<img src='([^']*)'", html.read_text())
+    assert len(srcs) == len(FIGURES)
+    for src in srcs:
+        head, _, data = src.partition(",")
+        assert head == "data:image/png;base64"
+        assert base64.b64decode(data).startswith(b"\x89PNG\r\n\x1a\n")
+    # ...that the browser decodes: a copy of the page marks its broken images once everything has loaded.
+    marked = tmp_path / "marked.html"
+    marked.write_text(html.read_text().replace("</body>", CHECK + "</body>"))
+    dom = browse(exe, marked, tmp_path, "--dump-dom", "--virtual-time-budget=10000")
+    body = re.search(r"<body([^>]*)>", dom).group(1)
+    assert f'data-images="{len(FIGURES)}"' in body and 'data-broken="0"' in body, body
+    assert int(re.search(r'data-tables="(\d+)"', body).group(1)) >= 6
+    assert "The lessons' claims" in dom and "reproduced" in dom
+    # The screenshot stays with the test artifacts, for a person to look at.
+    shots = ROOT / "test-artifacts"
+    shots.mkdir(exist_ok=True)
+    browse(exe, html, tmp_path, f"--screenshot={shots / 'report.png'}", "--window-size=1400,4000")
+    assert (shots / "report.png").read_bytes().startswith(b"\x89PNG")

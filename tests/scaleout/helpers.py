@@ -1,0 +1,99 @@
+"""Helpers for the scale-out tests: a real `mlflow server` started as `make ui` starts it, and headless Chromium."""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"   # git-ignored: what a browser test saw, kept for a person (and CI) to look at
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """`python -m lm.ui` (what `make ui` runs) over a store of its own, on a free loopback port, in a process group
+    of its own so that stopping it stops all of it."""
+
+    def __init__(self, store: Path, log: Path):
+        self.store, self.port = store, free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+        env["TINYGPT_STORE"] = str(store)
+        self.log = log
+        with open(log, "wb") as out:
+            self.proc = subprocess.Popen([sys.executable, "-m", "lm.ui", "--port", str(self.port)], cwd=ROOT, env=env,
+                                         stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait(self, timeout: float = 180) -> None:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"mlflow server exited with {self.proc.returncode}:\n{self.log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/health", timeout=2) as r:
+                    if r.read().strip() == b"OK":
+                        return
+            except OSError:
+                time.sleep(0.5)
+        self.stop()
+        pytest.fail(f"mlflow server did not answer within {timeout:.0f} s:\n{self.log.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is not None:
+            return
+        for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                self.proc.wait(wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        try:  # the uvicorn worker outlives the CLI by a moment; the group goes with it
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def chromium() -> str:
+    """Debian's Chromium, or a skip; with TINYGPT_REQUIRE_BROWSER=1 (CI) a missing browser is a failure."""
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        path = shutil.which(name)
+        if path:
+            return path
+    message = "no Chromium on PATH (apt-get install chromium)"
+    if os.environ.get("TINYGPT_REQUIRE_BROWSER") == "1":
+        pytest.fail(message + "; TINYGPT_REQUIRE_BROWSER=1 requires it")
+    pytest.skip(message)
+
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--disable-dev-shm-usage", "--hide-scrollbars", "--window-size=1500,1000"]
+
+
+def browse(url: str, *, dom: bool = False, screenshot: Path | None = None, budget_ms: int = 10000) -> str:
+    """Loads the page in headless Chromium, lets its scripts run for budget_ms of virtual time, and returns the
+    rendered DOM (dom=True) or writes a PNG."""
+    exe = chromium()
+    with tempfile.TemporaryDirectory() as profile:
+        what = ["--dump-dom"] if dom else [f"--screenshot={screenshot}"]
+        out = subprocess.run([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}",
+                              *what, url], capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        pytest.fail(f"chromium exited with {out.returncode}: {out.stderr[-1500:]}")
+    return out.stdout

@@ -1,0 +1,95 @@
+"""`make ui` without starting a server: what it would run, where it binds, and its one-line refusals."""
+import os
+import socket
+import subprocess
+
+import pytest
+
+from lm import tracking, ui
+from tests.scaleout.helpers import ROOT, free_port
+
+
+@pytest.fixture
+def started(monkeypatch):
+    """os.execv recorded instead of done: the command `make ui` would become."""
+    calls = []
+    monkeypatch.setattr(os, "execv", lambda path, argv: calls.append(argv))
+    monkeypatch.setenv("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "")   # so that what ui.main sets is undone after
+    monkeypatch.delenv("MLFLOW_SERVER_ENABLE_JOB_EXECUTION")
+    return calls
+
+
+@pytest.mark.parametrize("env", [{}, {"TINYGPT_STORE": "/tmp/somewhere/store"}, {"TINYGPT_STORE": "~/runs"},
+                                 {"MLFLOW_TRACKING_URI": "sqlite:////tmp/x.db", "TINYGPT_STORE": "/tmp/y"}])
+def test_it_serves_the_store_training_writes_to(env, monkeypatch):
+    for key in ("TINYGPT_STORE", "MLFLOW_TRACKING_URI"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert ui.resolve_uri() == tracking.resolve_uri()
+
+
+def test_it_binds_loopback_and_serves_the_artifacts(started, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setenv("TINYGPT_STORE", str(tmp_path / "store"))
+    port = free_port()
+    assert ui.main(["--port", str(port)]) == 0
+    (cmd,) = started
+    assert cmd[1:3] == ["server", "--backend-store-uri"] and cmd[3] == f"sqlite:///{tmp_path}/store/mlflow.db"
+    assert cmd[cmd.index("--host") + 1] == "127.0.0.1" and cmd[cmd.index("--port") + 1] == str(port)
+    assert cmd[cmd.index("--artifacts-destination") + 1] == str(tmp_path / "store" / "artifacts")
+    assert "--serve-artifacts" in cmd and os.environ["MLFLOW_SERVER_ENABLE_JOB_EXECUTION"] == "false"
+    out, err = capsys.readouterr()
+    assert f"open http://127.0.0.1:{port}" in out and "warning" not in err
+
+
+def test_other_mlflow_options_pass_through(started, tmp_path, monkeypatch):
+    monkeypatch.setenv("TINYGPT_STORE", str(tmp_path))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    assert ui.main(["--port", str(free_port()), "--workers", "3"]) == 0
+    assert started[0][-2:] == ["--workers", "3"] and started[0].count("--workers") == 1
+
+
+def test_serving_beyond_this_machine_warns(started, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TINYGPT_STORE", str(tmp_path))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    port = free_port()
+    assert ui.main(["--host", "0.0.0.0", "--port", str(port)]) == 0
+    assert started[0][started[0].index("--host") + 1] == "0.0.0.0"
+    err = capsys.readouterr().err
+    assert "warning: serving on 0.0.0.0, beyond this machine" in err and "no login" in err
+
+
+def test_a_port_in_use_is_one_line(started, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TINYGPT_STORE", str(tmp_path))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert ui.main(["--port", str(port)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: port {port} on 127.0.0.1 is already in use: something else is using it; "
+                   f"choose another: make ui PORT={port + 1}")
+    assert not started and not (tmp_path / "mlflow.db").exists()
+
+
+@pytest.mark.parametrize("args,env,message", [
+    (["--port", "70000"], {}, "PORT=70000 is not a port"),
+    (["--port", "http"], {}, "PORT=http is not a port"),
+    (["--host", "no-such-host.invalid"], {}, "cannot serve on 'no-such-host.invalid'"),
+    ([], {"MLFLOW_TRACKING_URI": "http://127.0.0.1:5000"}, "is the MLflow server http://127.0.0.1:5000, which serves"),
+])
+def test_bad_input_is_one_line(args, env, message, started, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TINYGPT_STORE", str(tmp_path))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert ui.main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and message in err and "\n" not in err and not started
+
+
+def test_make_ui_passes_host_and_port():
+    out = subprocess.run(["make", "-n", "ui", "PORT=5123"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert "-m lm.ui --host '127.0.0.1' --port '5123'" in out

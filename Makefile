@@ -11,10 +11,12 @@ ABLATIONS ?=
 SEEDS ?=
 ARGS ?=
 RESUME ?=
+RUN ?=
+PROMPT ?=
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: train ablations ablations-quick report ui test bench reliability sample clean
+.PHONY: train ablations ablations-quick sample report ui test reliability bench clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -32,6 +34,9 @@ ablations: $(VENV)/.installed  ## every exercise (ABLATIONS=nomask,heads SEEDS=1
 
 ablations-quick: $(VENV)/.installed  ## every exercise at toy size: a smoke test in under a minute
 	$(PY) -m lm.suite quick=true $(if $(ABLATIONS),'ablations=[$(ABLATIONS)]') $(ARGS)
+
+sample: $(VENV)/.installed  ## text from the newest `make train` run (RUN=<id>, PROMPT="ROMEO:", ARGS="temperature=0.5")
+	$(PY) -m lm.sample $(if $(RUN),run=$(RUN)) $(if $(PROMPT),'prompt=$(PROMPT)') $(ARGS)
 
 report: $(VENV)/.installed  ## reports/report.html and reports/report.md from the MLflow store
 	$(PY) -m analysis.report $(ARGS)

@@ -20,11 +20,9 @@ class StepRecorder(pl.Callback):
     Also times training apart from validation, and stops a run whose loss is no longer a number, or is above
     `limit` (train.py: ten times the loss of guessing uniformly, which only a run that blew up reaches)."""
 
-    def __init__(self, store: Store, run_id: str, every: int, logged_until: int = -1, limit: float = math.inf):
+    def __init__(self, store: Store, run_id: str, every: int, limit: float = math.inf):
         self.store, self.run_id, self.every, self.limit = store, run_id, every, limit
-        self.logged_until = logged_until   # steps up to here were logged before a resume
         self.losses: list[torch.Tensor] = []
-        self.first_step = 0
         self.train_time = 0.0              # seconds of training, validation excluded (kept across a resume)
         self.steps_timed = 0
         self._t = None
@@ -36,7 +34,6 @@ class StepRecorder(pl.Callback):
         self.train_time, self.steps_timed = state["train_time"], state["steps_timed"]
 
     def on_train_start(self, trainer, pl_module):
-        self.first_step = trainer.global_step
         self._t = time.perf_counter()
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
@@ -53,9 +50,8 @@ class StepRecorder(pl.Callback):
         self.flush(trainer)
 
     def on_validation_end(self, trainer, pl_module):
-        if trainer.global_step > self.logged_until:
-            self.store.log_metrics(self.run_id, {**pl_module.val_metrics, "train_time_s": self.train_time},
-                                   trainer.global_step)
+        self.store.log_metrics(self.run_id, {**pl_module.val_metrics, "train_time_s": self.train_time},
+                               trainer.global_step)
         if not math.isfinite(pl_module.val_metrics["val_loss"]):
             raise Diverged(f"validation loss became {pl_module.val_metrics['val_loss']} at step {trainer.global_step}")
         self._t = time.perf_counter()
@@ -73,9 +69,8 @@ class StepRecorder(pl.Callback):
         start = trainer.global_step - len(values) + 1
         self.losses = []
         bad = next((i for i, v in enumerate(values) if not (math.isfinite(v) and v <= self.limit)), None)
-        keep = [(start + i, v) for i, v in enumerate(values[:bad]) if start + i > self.logged_until]
-        if keep:
-            self.store.log_series(self.run_id, "train_loss", [v for _, v in keep], keep[0][0])
+        if values[:bad]:
+            self.store.log_series(self.run_id, "train_loss", values[:bad], start)
         if bad is not None:
             v = values[bad]
             raise Diverged(f"loss became {'NaN' if math.isnan(v) else 'inf' if math.isinf(v) else f'{v:.4g}'} at step "

@@ -88,3 +88,65 @@ def word_validity(text: str, vocabulary: set[str], strip: bool = False) -> float
 def training_words(train_text: str, strip: bool = False) -> set[str]:
     words = train_text.split()
     return {w.strip(string.punctuation) for w in words} - {""} if strip else set(words)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`make sample`: text from a trained run, or from a checkpoint file.
+
+        python -m lm.sample [run=RUN_ID | checkpoint=PATH] [prompt=TEXT] [temperature=0.8] [length=400] [seed=1]
+
+    Without run= or checkpoint=, the newest finished run of `make train` (experiment 'train')."""
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from lm import checkpoint
+    from lm.tracking import Store, TrackingError
+
+    opts = {"run": "", "checkpoint": "", "prompt": "\n", "temperature": "0.8", "length": "400", "seed": "1"}
+    try:
+        for arg in sys.argv[1:] if argv is None else argv:
+            key, eq, value = arg.partition("=")
+            if not eq or key not in opts:
+                raise ValueError(f"unknown option {arg!r}; the options are {', '.join(k + '=' for k in opts)}")
+            opts[key] = value
+        temperature, length, seed = float(opts["temperature"]), int(opts["length"]), int(opts["seed"])
+        check_temperature(temperature)
+        if length <= 0:
+            raise ValueError(f"length={length} must be positive")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = opts["checkpoint"]
+            if not path:
+                store = Store()
+                run = opts["run"] or _newest_trained(store)
+                try:
+                    path = store.client.download_artifacts(run, "model.pt", tmp)
+                except Exception:
+                    raise ValueError(f"run {run!r} has no model.pt in {store.uri}") from None
+            model, meta = checkpoint.load(Path(path))
+        stoi = {c: i for i, c in enumerate(meta["chars"])}
+        bad = sorted(set(opts["prompt"]) - stoi.keys())
+        if bad:
+            raise ValueError(f"prompt characters {''.join(bad)!r} are not in the model's "
+                             f"{len(stoi)}-character vocabulary")
+    except (ValueError, TrackingError, checkpoint.CheckpointError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    bos = meta["bos"]
+    prompt = ([bos] if bos is not None else []) + [stoi[c] for c in opts["prompt"]]
+    ids = generate(model, prompt, length, temperature, seed, stop=bos)
+    print(opts["prompt"] + "".join("\n" if i == bos else meta["chars"][i] for i in ids))
+    return 0
+
+
+def _newest_trained(store) -> str:
+    exp = store.client.get_experiment_by_name("train")
+    runs = store.client.search_runs([exp.experiment_id], "attributes.status = 'FINISHED'",
+                                    order_by=["attributes.end_time DESC"], max_results=1) if exp else []
+    if not runs:
+        raise ValueError(f"no finished `make train` run in {store.uri}; train one, or give run=RUN_ID")
+    return runs[0].info.run_id
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -200,6 +200,11 @@ def dispatch(jobs: list[Job], launcher, bar) -> bool:
     running: dict = {}
     interrupted = False
     finished, total = 0, len(pending)
+    work = {"done": 0.0, "total": sum(j.cost for j in pending), "start": time.time()}
+
+    def advance(job):
+        work["done"] += job.cost
+        bar.update(job.cost)
 
     def ready(job):
         if not job.spec.init_from:
@@ -207,7 +212,7 @@ def dispatch(jobs: list[Job], launcher, bar) -> bool:
         src = sources.get((job.spec.init_from, job.spec.seed))
         if src.state in ("failed", "killed", "skipped"):
             job.state, job.result = "skipped", {"reason": f"{job.spec.init_from} seed {job.spec.seed} did not finish"}
-            bar.update(job.cost)
+            advance(job)
             return False
         return src.state in ("finished", "done")
 
@@ -228,12 +233,11 @@ def dispatch(jobs: list[Job], launcher, bar) -> bool:
                 except Exception as e:  # a crash in the worker: the run is FAILED, the suite goes on
                     job.result = {"status": "FAILED", "reason": f"{type(e).__name__}: {e}"}
                 job.state = {"FINISHED": "done", "KILLED": "killed"}.get(job.result["status"], "failed")
-                bar.update(job.cost)
+                advance(job)
                 finished += 1
                 r = job.result
                 what = f"val_loss {r['val_loss']:.3f}" if "val_loss" in r else r.get("reason", "")
-                d = bar.format_dict
-                left = d["elapsed"] * (d["total"] - d["n"]) / max(d["n"], 1)
+                left = (time.time() - work["start"]) * (work["total"] / work["done"] - 1)
                 tqdm.write(f"[{finished}/{total}] {job.experiment}/{job.spec.name}: {r['status'].lower()} in "
                            f"{r.get('seconds', 0):.0f}s, {what} (suite: about {left / 60:.1f} min left)")
             bar.set_description(f"{finished} of {total} runs done, {len(running)} running", refresh=False)

@@ -29,7 +29,8 @@ def resolve_uri(uri: str | None = None) -> str:
 
 
 def _quiet_mlflow() -> None:
-    # The SQLite store announces every migration step; a run's output is for the run.
+    # The SQLite store announces every migration step, and downloads draw bars; a run's output is for the run.
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     for name in ("alembic", "mlflow.store.db.utils", "mlflow.tracking.fluent", "mlflow.store.sqlalchemy"):
         logging.getLogger(name).setLevel(logging.WARNING)
 
@@ -160,12 +161,13 @@ class Store:
         now = int(time.time() * 1000)
         self.log_points(run_id, [Metric(key, float(v), now, start_step + i) for i, v in enumerate(values)])
 
-    def resume(self, run_id: str) -> None:
+    def resume(self, run_id: str) -> bool:
         """From here on, a point this run already has (the same metric at the same step) is not logged again. A run
         trained again in place after a kill recomputes what it logged before, with the same numbers; its history
-        keeps one point per step whichever moment the kill came at."""
+        keeps one point per step whichever moment the kill came at. True if the run had logged anything."""
         keys = self.client.get_run(run_id).data.metrics
         self._held[run_id] = {(k, m.step) for k in keys for m in self.client.get_metric_history(run_id, k)}
+        return bool(self._held[run_id])
 
     def log_points(self, run_id: str, points: list[Metric]) -> None:
         held = self._held.get(run_id)

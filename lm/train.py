@@ -19,7 +19,8 @@ import torch
 from omegaconf import OmegaConf
 from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
 
-from lm import checkpoint, config, faults, probes
+from analysis.heads import headline
+from lm import checkpoint, config, devices, faults, probes
 from lm.callbacks import Diverged, RunLogger, StepRecorder
 from lm.config import ConfigError, RunConfig
 from lm.data import Corpus, CorpusDataModule, DataError, load_corpus
@@ -37,8 +38,7 @@ class Interrupted(Exception):
 
 
 def quiet() -> None:
-    """Lightning's banners and MLflow's download bars: the run's own bar and summary say what matters."""
-    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    """Lightning's banners: the run's own bar and summary say what matters."""
     for name in ("pytorch_lightning", "lightning.pytorch", "lightning_fabric"):
         logging.getLogger(name).setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", message=".*LeafSpec.*")
@@ -132,12 +132,6 @@ class ProgressBar(TQDMProgressBar):
         return {k: v for k, v in super().get_metrics(trainer, pl_module).items() if k != "v_num"}
 
 
-def logged_until(store: Store, run_id: str) -> int:
-    """The last step a resumed run already logged, so nothing is logged twice."""
-    steps = [m.step for key in ("train_loss", "val_loss") for m in store.client.get_metric_history(run_id, key)]
-    return max(steps, default=-1)
-
-
 def execute(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, init_run: str | None = None) -> dict:
     """Trains (or, with init_run, loads) the model inside an existing MLflow run, measures it, and ends the run
     FINISHED, FAILED (with the reason) or KILLED. Returns the summary."""
@@ -174,11 +168,9 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
     logger = RunLogger(tracking_uri=store.uri, run_id=run_id)
     resume = ckpt_dir / "last.ckpt"
     resume = resume if resume.is_file() else None
-    # A run trained again in place logs nothing twice: the same seed gives the same numbers.
-    done = logged_until(store, run_id)
-    store.resume(run_id)  # whatever it logged before a kill is not logged twice, and nothing is skipped
+    fresh = not store.resume(run_id)  # else a run trained again in place: nothing it logged is logged twice
     store.set_tags(run_id, {f"runtime.{k}": v for k, v in asdict(cfg.runtime).items()})
-    if done < 0:
+    if fresh:
         logger.log_hyperparams(params(cfg))
         store.log_metrics(run_id, {"n_params": sum(p.numel() for p in module.parameters()),
                                    "predicted_params": n_params(cfg.model),
@@ -192,10 +184,9 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
         module.model = load_from_run(store, init_run, cfg)
         store.client.set_tag(run_id, "init_from_run", init_run)
     else:
-        if done < 0:  # the untrained model, as lesson 000 reports it (4.644 there)
+        if fresh:  # the untrained model, as lesson 000 reports it (4.644 there)
             store.log_metrics(run_id, {"val_loss": probes.validation(module.model, dm.val)["val_loss"]}, 0)
-        from lm import devices  # auto: CUDA, else MPS, else CPU; bf16 autocast and TF32 matmuls on CUDA
-
+        # auto: CUDA, else MPS, else CPU; bf16 autocast and TF32 matmuls on CUDA
         accelerator, precision = devices.select(cfg.runtime.accelerator, cfg.runtime.precision)
         devices.prepare(accelerator)
         module.use(cfg.runtime.optimizer_impl, cfg.runtime.compile,
@@ -241,12 +232,8 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
                             cfg.sample.count, cfg.sample.seed)
     metrics.update({k: v for k, v in sample.items() if k.startswith("word_validity") and not k.endswith("_each")})
     table = probes.head_statistics(model, corpus, dm.val, cfg.eval.head_windows, cfg.eval.head_skip)
-    from analysis.heads import headline
     metrics.update(headline(table))
-
-    already = recorder.steps_timed and step % cfg.eval.every == 0  # validation logged these at this step
-    store.log_metrics(run_id, {k: v for k, v in metrics.items()
-                               if not (already and k in ("val_loss", "honest_val_loss"))}, step)
+    store.log_metrics(run_id, metrics, step)  # what validation logged at this step already is not logged again
     store.log_series(run_id, "val_loss_at_position", val["loss_by_position"])
     store.client.set_tag(run_id, "probe_top1", probe["top"][0][0])
     with tempfile.TemporaryDirectory() as tmp:

@@ -6,7 +6,7 @@ With GPUs on the machine the suite runs one run per GPU side by side, each worke
 """
 import os
 
-from lm.config import ConfigError
+from lm.errors import ConfigError
 
 # The suite hands its workers the GPUs to share out through the environment: a worker must pin its GPU (set
 # CUDA_VISIBLE_DEVICES) before anything in it touches CUDA, so it cannot ask torch how many there are.
@@ -32,20 +32,14 @@ def gpus_for_slot(slot: int, gpus: list[str], per_worker: int = 1) -> list[str]:
     return gpus[first:first + per_worker]
 
 
-def plan_workers(jobs: int, workers: int = 0, threads: int = 0, accelerator: str = "auto",
-                 gpus: list[str] | None = None) -> tuple[int, int]:
-    """Workers × threads for the suite's local pool. With GPUs (and runs that may use them): one worker per GPU,
-    unless `workers` says otherwise, and the workers learn their GPUs from the environment. Without: the CPU plan."""
-    from lm import launchers
-
-    if gpus is None:
-        gpus = visible_gpus() if accelerator in ("auto", "cuda", "gpu") else []
-    if not gpus:
+def share_gpus(accelerator: str = "auto") -> list[str]:
+    """The GPUs the suite's workers share out, one each, told them through the environment (empty: none)."""
+    gpus = visible_gpus() if accelerator in ("auto", "cuda", "gpu") else []
+    if gpus:
+        os.environ[WORKER_GPUS] = ",".join(gpus)
+    else:
         os.environ.pop(WORKER_GPUS, None)
-        return launchers.plan_workers(jobs, workers, threads)
-    os.environ[WORKER_GPUS] = ",".join(gpus)
-    workers = workers or max(1, min(len(gpus), jobs))
-    return workers, threads or max(1, (os.cpu_count() or 1) // workers)
+    return gpus
 
 
 def pin_gpu(slot: int) -> list[str]:

@@ -20,7 +20,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from tqdm import tqdm
 
-from lm import config, exercises, launchers, train
+from lm import config, devices, exercises, launchers, train
 from lm.config import ConfigError, RunConfig
 from lm.exercises import Exercise, RunSpec
 
@@ -178,7 +178,6 @@ _corpora: dict = {}
 
 def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
     """In a worker: one run, start to finish."""
-    from lm import devices
     from lm.tracking import Store
 
     devices.pin_gpu(launchers.worker_slot())  # with several GPUs, this worker's own; before anything starts CUDA
@@ -307,12 +306,9 @@ def main(argv: list[str] | None = None) -> int:
             if s.launcher.name == "submitit":
                 from lm.submitit_launcher import SubmititLauncher
                 launcher = SubmititLauncher(s.launcher, workers_lock)
-            else:  # one worker per GPU when there are GPUs, else the cores shared out
-                from lm import devices
-                # One thread per run unless threads= says otherwise: the thread count changes a CPU run's floats
-                # (1e-4 after 100 steps), so it must not follow the worker count or how many runs are left.
-                workers, threads = devices.plan_workers(len(todo), s.workers, s.threads or 1,
-                                                        todo[0].cfg.runtime.accelerator)
+            else:
+                gpus = devices.share_gpus(todo[0].cfg.runtime.accelerator)
+                workers, threads = launchers.plan_workers(len(todo), s.workers, s.threads, len(gpus))
                 launcher = launchers.LocalPool(workers, threads, workers_lock)
             print(f"launching on {launcher.describe()}", flush=True)
             for job in todo:  # more threads than cores make OpenMP spin instead of compute

@@ -15,14 +15,9 @@ import sys
 import urllib.request
 from pathlib import Path
 
+from lm.tracking import resolve_uri
+
 LOOPBACK = "127.0.0.1"
-
-
-def resolve_uri() -> str:
-    """The store training writes to, as lm.tracking.resolve_uri finds it (a test keeps the two the same); without
-    importing MLflow and Lightning, which would hold up the address by seconds before the server even starts."""
-    store = Path(os.environ.get("TINYGPT_STORE", Path.cwd() / "mlruns")).expanduser().resolve()
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{store / 'mlflow.db'}"
 
 
 def address(host: str, port: int) -> str:

@@ -40,25 +40,27 @@ def machine(monkeypatch):
 def test_the_suite_runs_one_run_per_gpu(machine):
     machine(4)
     assert devices.visible_gpus() == ["0", "1", "2", "3"]
-    assert devices.plan_workers(10) == (4, 4)                    # 4 GPUs: 4 workers, the cores shared out
+    assert devices.share_gpus() == ["0", "1", "2", "3"]
     assert os.environ[devices.WORKER_GPUS] == "0,1,2,3"          # what the workers pin from
-    assert devices.plan_workers(2) == (2, 8)                     # fewer runs than GPUs
-    assert devices.plan_workers(10, workers=8) == (8, 2)         # asked for: two runs a GPU
+    assert launchers.plan_workers(10, gpus=4) == (4, 1)          # 4 GPUs: 4 workers
+    assert launchers.plan_workers(2, gpus=4) == (2, 1)           # fewer runs than GPUs
+    assert launchers.plan_workers(10, workers=8, gpus=4) == (8, 1)   # asked for: two runs a GPU
 
 
 def test_gpus_already_narrowed_by_the_user_are_the_ones_shared_out(machine):
     machine(2, visible="2,3")
     assert devices.visible_gpus() == ["2", "3"]
-    assert devices.plan_workers(5) == (2, 8) and os.environ[devices.WORKER_GPUS] == "2,3"
+    assert devices.share_gpus() == ["2", "3"] and os.environ[devices.WORKER_GPUS] == "2,3"
 
 
 def test_without_gpus_or_for_cpu_runs_the_plan_is_the_cpus(machine):
     machine(0)
-    assert devices.plan_workers(10) == launchers.plan_workers(10)
-    assert devices.WORKER_GPUS not in os.environ
+    assert devices.share_gpus() == [] and devices.WORKER_GPUS not in os.environ
+    assert launchers.plan_workers(10) == (10, 1)                 # one single-threaded run per core, up to 16
+    assert launchers.plan_workers(40) == (16, 1)
+    assert launchers.plan_workers(10, threads=4) == (4, 4)
     machine(4)
-    assert devices.plan_workers(10, accelerator="cpu") == launchers.plan_workers(10)
-    assert devices.WORKER_GPUS not in os.environ
+    assert devices.share_gpus("cpu") == [] and devices.WORKER_GPUS not in os.environ
 
 
 def test_a_worker_pins_its_gpu_before_cuda_starts(machine, monkeypatch):
@@ -70,7 +72,7 @@ def test_a_worker_pins_its_gpu_before_cuda_starts(machine, monkeypatch):
 
 
 def test_the_suite_plans_its_local_pool_with_the_gpus(machine, monkeypatch, tmp_path):
-    """main() builds the pool from devices.plan_workers, so a GPU machine gets one worker per GPU."""
+    """main() builds the pool with the GPUs it shares out, so a GPU machine gets one worker per GPU."""
     machine(3)
     seen = {}
 

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from lm import tracking, ui
+from lm import ui
 from tests.scaleout.helpers import ROOT, free_port
 
 
@@ -17,16 +17,6 @@ def started(monkeypatch):
     monkeypatch.setenv("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "")   # so that what ui.main sets is undone after
     monkeypatch.delenv("MLFLOW_SERVER_ENABLE_JOB_EXECUTION")
     return calls
-
-
-@pytest.mark.parametrize("env", [{}, {"TINYGPT_STORE": "/tmp/somewhere/store"}, {"TINYGPT_STORE": "~/runs"},
-                                 {"MLFLOW_TRACKING_URI": "sqlite:////tmp/x.db", "TINYGPT_STORE": "/tmp/y"}])
-def test_it_serves_the_store_training_writes_to(env, monkeypatch):
-    for key in ("TINYGPT_STORE", "MLFLOW_TRACKING_URI"):
-        monkeypatch.delenv(key, raising=False)
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    assert ui.resolve_uri() == tracking.resolve_uri()
 
 
 def test_it_binds_loopback_and_serves_the_artifacts(started, tmp_path, monkeypatch, capsys):

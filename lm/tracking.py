@@ -161,13 +161,16 @@ class Store:
         now = int(time.time() * 1000)
         self.log_points(run_id, [Metric(key, float(v), now, start_step + i) for i, v in enumerate(values)])
 
-    def resume(self, run_id: str) -> bool:
+    def resume(self, run_id: str) -> None:
         """From here on, a point this run already has (the same metric at the same step) is not logged again. A run
         trained again in place after a kill recomputes what it logged before, with the same numbers; its history
-        keeps one point per step whichever moment the kill came at. True if the run had logged anything."""
+        keeps one point per step whichever moment the kill came at."""
         keys = self.client.get_run(run_id).data.metrics
         self._held[run_id] = {(k, m.step) for k in keys for m in self.client.get_metric_history(run_id, k)}
-        return bool(self._held[run_id])
+
+    def logged(self, run_id: str, key: str, step: int) -> bool:
+        """Whether a resumed run has this point already."""
+        return (key, step) in self._held.get(run_id, ())
 
     def log_points(self, run_id: str, points: list[Metric]) -> None:
         held = self._held.get(run_id)

@@ -168,15 +168,14 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
     logger = RunLogger(tracking_uri=store.uri, run_id=run_id)
     resume = ckpt_dir / "last.ckpt"
     resume = resume if resume.is_file() else None
-    fresh = not store.resume(run_id)  # else a run trained again in place: nothing it logged is logged twice
+    store.resume(run_id)  # a run trained again in place after a kill: nothing it logged is logged twice
     store.set_tags(run_id, {f"runtime.{k}": v for k, v in asdict(cfg.runtime).items()})
-    if fresh:
-        logger.log_hyperparams(params(cfg))
-        store.log_metrics(run_id, {"n_params": sum(p.numel() for p in module.parameters()),
-                                   "predicted_params": n_params(cfg.model),
-                                   # one layer's score array, batch × heads × context², as lesson 000 counts it
-                                   "score_array_size": cfg.train.batch_size * cfg.model.n_head * cfg.model.block_size ** 2,
-                                   **corpus.baselines()})
+    logger.log_hyperparams(params(cfg))  # MLflow accepts a param logged again with the same value
+    store.log_metrics(run_id, {"n_params": sum(p.numel() for p in module.parameters()),
+                               "predicted_params": n_params(cfg.model),
+                               # one layer's score array, batch × heads × context², as lesson 000 counts it
+                               "score_array_size": cfg.train.batch_size * cfg.model.n_head * cfg.model.block_size ** 2,
+                               **corpus.baselines()})
     recorder = StepRecorder(store, run_id, every=min(50, cfg.eval.every),
                             limit=10 * math.log(cfg.model.vocab_size))  # ten times the loss of guessing: blown up
 
@@ -184,7 +183,7 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
         module.model = load_from_run(store, init_run, cfg)
         store.client.set_tag(run_id, "init_from_run", init_run)
     else:
-        if fresh:  # the untrained model, as lesson 000 reports it (4.644 there)
+        if not store.logged(run_id, "val_loss", 0):  # the untrained model, as lesson 000 reports it (4.644 there)
             store.log_metrics(run_id, {"val_loss": probes.validation(module.model, dm.val)["val_loss"]}, 0)
         # auto: CUDA, else MPS, else CPU; bf16 autocast and TF32 matmuls on CUDA
         accelerator, precision = devices.select(cfg.runtime.accelerator, cfg.runtime.precision)

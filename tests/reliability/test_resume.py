@@ -109,3 +109,16 @@ def test_ctrl_c_finishes_the_logging_call_marks_the_run_killed_and_says_how_to_r
     assert [s for s, _ in curve(client, run_id, "train_loss")] == list(range(1, 31))
     assert [s for s, _ in curve(client, run_id, "val_loss")] == [0, 10, 20, 30]
     harness.record("ctrl_c", exit_status=o.rc, stderr_lines=len(lines), stopped_at_step=step, resumed="FINISHED")
+
+
+def test_a_run_killed_before_its_first_validation_still_gets_one_on_resume(local):
+    """The kill comes after the run's first metrics (n_params, baselines) are logged, before the untrained model's
+    validation loss: the resumed run must still measure it, once."""
+    store, client = local
+    o = harness.run("lm.train", [*harness.TINY, "tracking.run_name=early"], store, fault="logging:2")
+    assert o.killed and [f.split()[0] for f in o.fired] == ["logging:2:kill"], o.err[-3000:]
+    run = runs(client, "tiny")["early"]
+    assert "n_params" in run.data.metrics and "val_loss" not in run.data.metrics
+    assert train.main([*harness.TINY, "tracking.run_name=early", "--resume", run.info.run_id]) == 0
+    assert [s for s, _ in curve(client, run.info.run_id, "val_loss")] == [0, 10, 20, 30]
+    assert [s for s, _ in curve(client, run.info.run_id, "n_params")] == [0]

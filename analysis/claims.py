@@ -1,15 +1,21 @@
 """The lessons' claims against our numbers: each claim's check evaluated on a lookup, and a verdict.
 
 A lookup is `lookup(variant, key, step)`: the mean over seeds of a metric's final value (step None), of the
-value logged at `step`, or a tag's most common value; it raises lm.exercises.NotRun for what was not run.
+value logged at `step`, or a tag's most common value; it raises lm.exercises.NotRun for what was not run. A check
+that only orders variants (`h4.val_loss < h1.val_loss`) is also read against the seeds, given `seeds(variant, key)`:
+means in the claimed order whose difference the seeds cannot tell from zero do not reproduce a claim.
 """
+import re
 from dataclasses import dataclass
 
+from analysis import stats
 from lm.exercises import Claim, NotRun, evaluate
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN, ANSWERED = "reproduced", "not reproduced", "not run", "answered"
+WITHIN_NOISE = "within seed noise"
+VERDICTS = (REPRODUCED, WITHIN_NOISE, NOT_REPRODUCED, NOT_RUN, ANSWERED)
 # Shares of 1, shown as percentages like the lessons give them.
-PERCENT = {"probe_top1_p", "word_validity", "word_validity_stripped", "heads_offset1_share_max",
+PERCENT = {"probe_top1_p", "word_validity", "word_validity_stripped", "real_word_share", "heads_offset1_share_max",
            "heads_offset2_share_max"}
 
 
@@ -51,7 +57,7 @@ def show(expr: str, lookup) -> str:
     return fmt(value, percent=bool(keys) and keys <= PERCENT)
 
 
-def judge(claim: Claim, lookup, variants=()) -> Verdict:
+def judge(claim: Claim, lookup, variants=(), seeds=None) -> Verdict:
     """The verdict on one claim; `variants` are the exercise's, for a question's answer."""
     ours = show(claim.ours, lookup) if claim.ours else ""
     v = Verdict(claim.text, claim.lesson or "", ours, NOT_RUN)
@@ -66,9 +72,35 @@ def judge(claim: Claim, lookup, variants=()) -> Verdict:
         v.note = str(e)
     except (TypeError, ValueError, ZeroDivisionError) as e:
         v.note = f"the check could not be evaluated: {e}"
+    if v.verdict in (REPRODUCED, NOT_REPRODUCED) and seeds is not None:
+        noise(claim.check, seeds, v)
     if v.verdict == NOT_REPRODUCED and v.note == "":
         v.note = f"check: {claim.check}"
     return v
+
+
+ORDER = re.compile(r"\s*[<>]\s*")
+TERM = re.compile(r"(\w+)\.(\w+)")
+
+
+def noise(check: str, seeds, v: Verdict) -> None:
+    """For a check that orders variants' final values: a pair whose 95% interval over seeds holds zero makes the
+    verdict 'within seed noise', whichever way the means fell."""
+    terms = [TERM.fullmatch(t.strip()) for t in ORDER.split(check)]
+    if len(terms) < 2 or not all(terms):
+        return
+    for a, b in zip(terms, terms[1:]):
+        values = seeds(*a.groups()), seeds(*b.groups())
+        if not all(values):  # a number that is not a run's final metric (a tag, a budget): means only
+            return
+        d = stats.welch(*values)
+        if d.wording == stats.ONE_SEED:
+            v.note = "one seed: no interval"
+        elif d.wording == stats.CANNOT_TELL:
+            v.verdict = WITHIN_NOISE
+            v.note = (f"{a.group(1)} − {b.group(1)}: {stats.interval(d)} over {d.n_a} and {d.n_b} seeds; "
+                      f"the seeds cannot tell them apart")
+            return
 
 
 def answer(claim: Claim, lookup, variants, v: Verdict) -> Verdict:

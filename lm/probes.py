@@ -9,7 +9,7 @@ from analysis import heads
 from lm.data import Corpus
 from lm.model import GPT
 from lm.module import honest_loss, token_losses
-from lm.sample import generate, next_char_probs, training_words, word_validity
+from lm.sample import generate, next_char_probs, real_word_share, training_words, word_validity
 
 
 @torch.no_grad()
@@ -37,20 +37,19 @@ def probe(model: GPT, corpus: Corpus, prompt: str, k: int = 5) -> dict:
 
 
 def samples(model: GPT, corpus: Corpus, prompt: str, length: int, temperature: float, count: int, seed: int):
-    """`count` samples with their word validity; for documents, `count` documents, each up to the context."""
+    """`count` samples, and for a stream their word scores, each a mean over the samples (the prompt not scored);
+    for documents, `count` documents, each up to the context."""
     if corpus.documents:
         start, stop = [corpus.bos, *corpus.encode(prompt)], corpus.bos
         return {"texts": [prompt + corpus.decode(generate(model, start, model.config.block_size, temperature,
-                                                          seed + i, stop)) for i in range(count)]}
+                                                          seed + i, stop)) for i in range(count)], "scores": {}}
     texts = [corpus.decode(generate(model, corpus.encode(prompt), length, temperature, seed + i))
              for i in range(count)]
-    out = {"texts": [prompt + t for t in texts]}
-    for strip in (False, True):
-        words = training_words(corpus.train_text, strip)
-        scores = [word_validity(t, words, strip) for t in texts]
-        out["word_validity" + ("_stripped" if strip else "")] = sum(scores) / len(scores)
-        out["word_validity" + ("_stripped" if strip else "") + "_each"] = scores
-    return out
+    words, stripped = training_words(corpus.train_text), training_words(corpus.train_text, strip=True)
+    scores = {"word_validity": [word_validity(t, words) for t in texts],
+              "word_validity_stripped": [word_validity(t, stripped, strip=True) for t in texts],
+              "real_word_share": [real_word_share(t, words) for t in texts]}
+    return {"texts": [prompt + t for t in texts], "scores": {k: sum(v) / len(v) for k, v in scores.items()}}
 
 
 @torch.no_grad()

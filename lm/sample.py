@@ -85,6 +85,13 @@ def word_validity(text: str, vocabulary: set[str], strip: bool = False) -> float
     return sum(w in vocabulary for w in words) / len(words) if words else 0.0
 
 
+def real_word_share(text: str, vocabulary: set[str]) -> float:
+    """The share of all the text's characters, whitespace included, that lie in whitespace-separated words found
+    in the training text. Unlike word validity it stays low for garbage with hardly a word in it (a run of newlines
+    with a stray 'O' scores 100% validity)."""
+    return sum(len(w) for w in text.split() if w in vocabulary) / len(text) if text else 0.0
+
+
 def training_words(train_text: str, strip: bool = False) -> set[str]:
     words = train_text.split()
     return {w.strip(string.punctuation) for w in words} - {""} if strip else set(words)

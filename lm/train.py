@@ -229,7 +229,7 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
     metrics["probe_top1_p"] = probe["top"][0][1]
     sample = probes.samples(model, corpus, cfg.data.sample_prompt, cfg.sample.length, cfg.sample.temperature,
                             cfg.sample.count, cfg.sample.seed)
-    metrics.update({k: v for k, v in sample.items() if k.startswith("word_validity") and not k.endswith("_each")})
+    metrics.update(sample["scores"])
     table = probes.head_statistics(model, corpus, dm.val, cfg.eval.head_windows, cfg.eval.head_skip)
     metrics.update(headline(table))
     store.log_metrics(run_id, metrics, step)  # what validation logged at this step already is not logged again

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from analysis import stats
-from analysis.claims import ANSWERED, NOT_REPRODUCED, NOT_RUN, REPRODUCED, fmt, judge
+from analysis.claims import ANSWERED, NOT_REPRODUCED, NOT_RUN, REPRODUCED, WITHIN_NOISE, fmt, judge
 from analysis.store import ExerciseRuns
 from lm.exercises import Claim, Exercise, NotRun, load_all
 
@@ -153,3 +153,28 @@ def test_loss_at_the_budget():
     with pytest.raises(NotRun):
         er.lookup("base", "val_loss", 50)
     assert er.lookup("slow", "val_loss", 200) == pytest.approx(3.715)
+
+
+SEEDS = {("h4", "val_loss"): [1.93, 1.94, 1.935], ("h1", "val_loss"): [1.95, 1.93, 1.94],
+         ("h2", "val_loss"): [1.90, 1.91, 1.905], ("one", "val_loss"): [1.96]}
+
+
+def seed_lookup(variant, key, step):
+    if (variant, key) not in SEEDS:
+        raise NotRun(f"{variant}.{key} was not run")
+    return float(np.mean(SEEDS[variant, key]))
+
+
+@pytest.mark.parametrize("check, verdict, note", [
+    ("h2.val_loss < h4.val_loss", REPRODUCED, ""),                        # far apart against the seeds' spread
+    ("h4.val_loss < h1.val_loss", WITHIN_NOISE, "h4 − h1: -0.005 (-0."),  # the means agree, the seeds cannot tell
+    ("h1.val_loss < h4.val_loss", WITHIN_NOISE, "h1 − h4: +0.005"),       # a failed order in the noise, too
+    ("h4.val_loss < h2.val_loss", NOT_REPRODUCED, "check: "),             # clearly the other way
+    ("h2.val_loss < h4.val_loss < h1.val_loss", WITHIN_NOISE, "h4 − h1"), # a chain: its weakest link
+    ("h2.val_loss < one.val_loss", REPRODUCED, "one seed: no interval"),
+    ("h2.val_loss < h4.val_loss - 0.01", REPRODUCED, ""),                 # arithmetic: the means only
+])
+def test_an_order_between_variants_is_read_against_the_seeds(check, verdict, note):
+    v = judge(Claim(text="t", check=check), seed_lookup, seeds=lambda variant, key: SEEDS[variant, key])
+    assert v.verdict == verdict and v.note.startswith(note), v
+    assert judge(Claim(text="t", check=check), seed_lookup).verdict in (REPRODUCED, NOT_REPRODUCED)  # without seeds

@@ -65,14 +65,21 @@ class Job:
     run_id: str | None = None
     state: str = "pending"      # pending, finished (already), done, failed, killed, skipped
     result: dict = field(default_factory=dict)
+    twin: "Job | None" = None   # a run of the same config in another exercise: its results are copied, not retrained
 
     @property
     def cost(self) -> float:
-        """Roughly the multiply-adds of training: steps × tokens × (parameters + attention)."""
-        m, t = self.cfg.model, self.cfg.train
+        """Roughly the multiply-adds of training, steps × tokens × (parameters + attention), plus what every run
+        does besides (about 3 s here: samples, head statistics, artifacts) and the honest loss's many short
+        forward passes (about 2 s an evaluation); for the suite's order and its ETA."""
+        m, t, e = self.cfg.model, self.cfg.train, self.cfg.eval
+        if self.twin is not None:
+            return 0.0
+        fixed = 2e10 + (t.steps // e.every + 1) * 1.4e10 * e.honest
         if self.spec.init_from:
-            return 1e9
-        return t.steps * t.batch_size * m.block_size * (12 * m.n_layer * m.n_embd ** 2 + m.n_layer * m.block_size * m.n_embd)
+            return fixed
+        return fixed + t.steps * t.batch_size * m.block_size * (12 * m.n_layer * m.n_embd ** 2
+                                                                + m.n_layer * m.block_size * m.n_embd)
 
 
 def load_suite_config(argv: list[str]) -> SuiteConfig:
@@ -173,6 +180,16 @@ def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str) -> dict[
     return parents
 
 
+def pair_twins(jobs: list[Job]) -> None:
+    """Exercises share variants (scaling's base is context's ctx64, heads' h4 and nopos' pos): of the runs with
+    one config hash, one trains (or has finished already) and each other pending one copies its results."""
+    leaders: dict[str, Job] = {}
+    for job in sorted(jobs, key=lambda j: j.state == "pending"):  # a finished run leads
+        leader = leaders.setdefault(job.cfg.config_hash, job)
+        if leader is not job and job.state == "pending":
+            job.twin = leader
+
+
 _corpora: dict = {}
 
 
@@ -192,8 +209,9 @@ def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
     return {**{k: result[k] for k in keep if k in result}, "seconds": time.time() - t}
 
 
-def dispatch(jobs: list[Job], launcher, bar) -> bool:
-    """Runs the pending jobs, longest first, a source before what reads it. False if interrupted."""
+def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
+    """Runs the pending jobs, longest first, a source before what reads it, a twin after its leader (and copies
+    the leader's results). False if interrupted."""
     pending = sorted((j for j in jobs if j.state == "pending"), key=lambda j: -j.cost)
     sources = {(j.spec.exercise, j.spec.seed): j for j in jobs}
     running: dict = {}
@@ -206,6 +224,11 @@ def dispatch(jobs: list[Job], launcher, bar) -> bool:
         bar.update(job.cost)
 
     def ready(job):
+        if job.twin is not None:
+            if job.twin.state in ("failed", "killed", "skipped"):
+                job.twin = None  # then it trains, and shows for itself what became of that config
+                return True
+            return job.twin.state in ("finished", "done")
         if not job.spec.init_from:
             return True
         src = sources.get((job.spec.init_from, job.spec.seed))
@@ -215,10 +238,33 @@ def dispatch(jobs: list[Job], launcher, bar) -> bool:
             return False
         return src.state in ("finished", "done")
 
+    def report(job):
+        nonlocal finished
+        finished += 1
+        r = job.result
+        what = f"val_loss {r['val_loss']:.3f}" if "val_loss" in r else r.get("reason", "")
+        how = f"copied from {job.twin.experiment}/{job.twin.spec.name} (the same config)" if job.twin else ""
+        left = (time.time() - work["start"]) * (work["total"] / work["done"] - 1) if work["done"] else None
+        eta = f" (suite: about {left / 60:.1f} min left)" if left is not None else ""
+        tqdm.write(f"[{finished}/{total}] {job.experiment}/{job.spec.name}: {how or r['status'].lower()} in "
+                   f"{r.get('seconds', 0):.0f}s, {what}{eta}")
+
     while pending or running:
         try:
             if not interrupted:
-                for job in [j for j in pending if len(running) < launcher.capacity and ready(j)]:
+                # (ready() lets go of a twin whose leader failed: that job trains itself)
+                for job in [j for j in pending if j.twin is not None and ready(j) and j.twin is not None]:
+                    pending.remove(job)
+                    t = time.time()
+                    try:
+                        job.result = train.copy(job.cfg, store, job.twin.run_id, job.run_id)
+                    except Exception as e:  # as a crash in a worker: this run is FAILED, the suite goes on
+                        job.result = {"status": "FAILED", "reason": f"{type(e).__name__}: {e}"}
+                        store.end_run(job.run_id, "FAILED", job.result["reason"])
+                    job.result["seconds"] = time.time() - t
+                    job.state = "done" if job.result["status"] == "FINISHED" else "failed"
+                    report(job)
+                for job in [j for j in pending if len(running) < launcher.capacity and ready(j) and j.twin is None]:
                     if len(running) >= launcher.capacity:
                         break
                     pending.remove(job)
@@ -233,12 +279,7 @@ def dispatch(jobs: list[Job], launcher, bar) -> bool:
                     job.result = {"status": "FAILED", "reason": f"{type(e).__name__}: {e}"}
                 job.state = {"FINISHED": "done", "KILLED": "killed"}.get(job.result["status"], "failed")
                 advance(job)
-                finished += 1
-                r = job.result
-                what = f"val_loss {r['val_loss']:.3f}" if "val_loss" in r else r.get("reason", "")
-                left = (time.time() - work["start"]) * (work["total"] / work["done"] - 1)
-                tqdm.write(f"[{finished}/{total}] {job.experiment}/{job.spec.name}: {r['status'].lower()} in "
-                           f"{r.get('seconds', 0):.0f}s, {what} (suite: about {left / 60:.1f} min left)")
+                report(job)
             bar.set_description(f"{finished} of {total} runs done, {len(running)} running", refresh=False)
             if interrupted and not running:
                 break
@@ -298,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with exclusive(store) as workers_lock:
         parents = attach(store, chosen, jobs, "quick/" if s.quick else "")
+        pair_twins(jobs)
         todo = [j for j in jobs if j.state == "pending"]
         print(f"{len(jobs)} runs in {len(chosen)} exercises ({store.uri}): "
               f"{len(jobs) - len(todo)} already done, {len(todo)} to run", flush=True)
@@ -317,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
             with tqdm(total=sum(j.cost for j in todo), position=0, disable=not sys.stdout.isatty(),
                       bar_format="{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]") as bar:
                 try:
-                    finished = dispatch(jobs, launcher, bar)
+                    finished = dispatch(jobs, launcher, bar, store)
                 finally:
                     launcher.shutdown(cancel=not finished)
         for job in jobs:  # created RUNNING, never started (skipped, or the suite was stopped): none is left RUNNING

@@ -4,6 +4,7 @@ import logging
 import os
 import re
 import subprocess
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -181,6 +182,15 @@ class Store:
             self.client.log_batch(run_id, metrics=points[i:i + 1000])
             if held is not None:
                 held.update((p.key, p.step) for p in points[i:i + 1000])
+
+    def copy_results(self, source: str, run_id: str, keep: set[str]) -> None:
+        """Every metric point, tag (but those in `keep` and MLflow's own) and artifact of `source`, into run_id."""
+        self.resume(run_id)  # a copy interrupted before: what it logged is not logged twice
+        run = self.client.get_run(source)
+        self.log_points(run_id, [m for k in run.data.metrics for m in self.client.get_metric_history(source, k)])
+        self.set_tags(run_id, {k: v for k, v in run.data.tags.items() if not k.startswith("mlflow.") and k not in keep})
+        with tempfile.TemporaryDirectory() as tmp:
+            self.client.log_artifacts(run_id, self.client.download_artifacts(source, "", tmp))
 
     def set_tags(self, run_id: str, tags: dict[str, object]) -> None:
         self.client.log_batch(run_id, tags=[RunTag(k, str(v)) for k, v in tags.items()])

@@ -20,7 +20,8 @@ from lm.suite import LauncherConfig
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    """The baseline trained by a local worker, then baseline and nopos asked of submitit: two jobs, for nopos."""
+    """The baseline trained by a local worker, then baseline and nopos asked of submitit: one job, for nopos' nopos;
+    nopos' pos is the quick baseline's config, so the suite copies that run's results instead."""
     tmp = tmp_path_factory.mktemp("submitit")
     folder = tmp / "jobs"
     with pytest.MonkeyPatch.context() as mp:
@@ -52,8 +53,9 @@ def test_each_run_is_a_submitit_job(store):
     _, folder, (_, out), _ = store
     assert "3 runs in 2 exercises" in out and "1 already done, 2 to run" in out
     assert "launching on submitit (local): up to" in out
+    assert "quick/nopos/pos/seed1: copied from quick/baseline/base/seed1 (the same config)" in out
     jobs = [p for p in folder.iterdir() if p.is_dir() and p.name.isdigit()]
-    assert len(jobs) == 2 and all(list(j.glob("*_result.pkl")) for j in jobs)
+    assert len(jobs) == 1 and all(list(j.glob("*_result.pkl")) for j in jobs)
     for j in jobs:   # what each job was given: run_job, its run's config with the job's cpus_per_task as threads
         (submitted,) = j.glob("*_submitted.pkl")
         delayed = DelayedSubmission.load(submitted)
@@ -73,10 +75,12 @@ def test_job_runs_land_in_mlflow_exactly_like_local_ones(store):
         assert r.info.status == "FINISHED" and r.data.tags["mlflow.parentRunId"] == parents[0].info.run_id
         assert set(r.data.params) == set(local.data.params)
         assert set(r.data.metrics) == set(local.data.metrics)
-        assert {t for t in r.data.tags if not t.startswith("mlflow.")} == \
+        assert {t for t in r.data.tags if not t.startswith("mlflow.")} - {"copied_from"} == \
                {t for t in local.data.tags if not t.startswith("mlflow.")}
         assert {a.path for a in client.list_artifacts(r.info.run_id)} == files
-    assert len(client.get_metric_history(jobs[0].info.run_id, "train_loss")) == 20
+    assert all(len(client.get_metric_history(r.info.run_id, "train_loss")) == 20 for r in jobs)
+    assert {r.info.run_name: r.data.tags.get("copied_from") for r in jobs} == {"nopos/seed1": None,
+                                                                               "pos/seed1": local.info.run_id}
 
 
 def test_a_finished_run_is_never_launched_again(store):

@@ -81,6 +81,19 @@ def test_an_interrupted_run_is_trained_again_in_place(store, capsys):
     assert sorted(m.step for m in history) == list(range(1, 21))   # each step once, even after the rerun
 
 
+
+def test_a_deleted_run_is_trained_anew(store, capsys):
+    """Deleting a run (in the UI, or `mlflow runs delete`) is how a user asks for it again."""
+    client, _ = store
+    kids = {r.info.run_name: r for r in children(client, "quick/nomask")[0]}
+    client.delete_run(kids["masked/seed1"].info.run_id)
+    assert suite.main(ARGS) == 0
+    assert "1 to run" in capsys.readouterr().out
+    again = {r.info.run_name: r for r in children(client, "quick/nomask")[0]}
+    assert len(again) == 2 and again["masked/seed1"].info.run_id != kids["masked/seed1"].info.run_id
+    assert again["masked/seed1"].info.status == "FINISHED"
+    assert again["nomask/seed1"].info.end_time == kids["nomask/seed1"].info.end_time
+
 @pytest.mark.parametrize("args,message", [
     (["ablations=[nomask,nomsk]"], "unknown ablation 'nomsk'"),
     (["model.n_heads=2"], "unknown config key 'model.n_heads'"),
@@ -94,3 +107,25 @@ def test_bad_input_starts_nothing(args, message, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and message in err and "\n" not in err
     assert not (tmp_path / "store").exists()
+
+
+def test_a_variant_two_exercises_share_is_trained_once_and_copied(tmp_path, monkeypatch, capsys):
+    """nopos' pos and heads' h4 are the base model at the same steps: one trains, the other gets its results."""
+    monkeypatch.setenv("TINYGPT_STORE", str(tmp_path))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    assert suite.main(["quick=true", "ablations=[nopos,heads]"]) == 0
+    out = capsys.readouterr().out
+    assert "quick/heads/h4/seed1: copied from quick/nopos/pos/seed1 (the same config)" in out
+    client = MlflowClient(f"sqlite:///{tmp_path}/mlflow.db")
+    pos = {r.info.run_name: r for r in children(client, "quick/nopos")[0]}["pos/seed1"]
+    h4 = {r.info.run_name: r for r in children(client, "quick/heads")[0]}["h4/seed1"]
+    assert h4.info.status == "FINISHED" and h4.data.tags["copied_from"] == pos.info.run_id
+    assert (h4.data.tags["variant"], h4.data.params["tracking.experiment"]) == ("h4", "quick/heads")
+    assert h4.data.tags["config_hash"] == pos.data.tags["config_hash"] and h4.data.metrics == pos.data.metrics
+    for key in ("train_loss", "val_loss"):
+        assert ([(m.step, m.value) for m in client.get_metric_history(h4.info.run_id, key)] ==
+                [(m.step, m.value) for m in client.get_metric_history(pos.info.run_id, key)])
+    assert ({a.path for a in client.list_artifacts(h4.info.run_id)} ==
+            {a.path for a in client.list_artifacts(pos.info.run_id)} >= {"model.pt", "heads.csv", "samples.txt"})
+    assert suite.main(["quick=true", "ablations=[nopos,heads]"]) == 0   # and a second call has nothing to do
+    assert "nothing to run" in capsys.readouterr().out

@@ -12,8 +12,8 @@ def plan_workers(jobs: int, workers: int = 0, threads: int = 0, gpus: int = 0) -
     """Workers × threads for this machine: one worker per GPU when there are GPUs; else one single-threaded run per
     core, side by side, and never more threads than cores unless asked. Measured by `make bench` (its suite rows:
     base-config runs through this pool and the suite's own job function, blocks alternating) on the 2-core machine
-    the README names: 2 workers × 1 thread trained 654 runs/hour against 471 for 1 worker × 2 threads, runs one
-    after another (1.39×; 1.60× in another run). These models are too small to keep two threads busy, and two
+    the README names: 2 workers × 1 thread trained 676 runs/hour against 525 for 1 worker × 2 threads, runs one
+    after another (1.29×; 1.39× and 1.60× in other runs). These models are too small to keep two threads busy, and two
     OpenMP threads that wait on each other lose far more than that whenever the machine is shared. One thread also
     keeps a run's floats the same whatever the worker count (the thread count changes them, 1e-4 after 100 steps)."""
     threads = threads or 1

@@ -70,12 +70,12 @@ class Job:
     @property
     def cost(self) -> float:
         """Roughly the multiply-adds of training, steps × tokens × (parameters + attention), plus what every run
-        does besides (about 3 s here: samples, head statistics, artifacts) and the honest loss's many short
-        forward passes (about 2 s an evaluation); for the suite's order and its ETA."""
+        does besides (samples, head statistics, artifacts) and the honest loss's many short forward passes, in
+        the same units as fitted to the run times of a full suite here; for the suite's order and its ETA."""
         m, t, e = self.cfg.model, self.cfg.train, self.cfg.eval
         if self.twin is not None:
             return 0.0
-        fixed = 2e10 + (t.steps // e.every + 1) * 1.4e10 * e.honest
+        fixed = 6e10 + (t.steps // e.every + 1) * 1.4e10 * e.honest
         if self.spec.init_from:
             return fixed
         return fixed + t.steps * t.batch_size * m.block_size * (12 * m.n_layer * m.n_embd ** 2
@@ -243,7 +243,8 @@ def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
         finished += 1
         r = job.result
         what = f"val_loss {r['val_loss']:.3f}" if "val_loss" in r else r.get("reason", "")
-        how = f"copied from {job.twin.experiment}/{job.twin.spec.name} (the same config)" if job.twin else ""
+        how = f"copied from {job.twin.experiment}/{job.twin.spec.name} (the same config)" \
+            if job.twin and r["status"] == "FINISHED" else ""
         left = (time.time() - work["start"]) * (work["total"] / work["done"] - 1) if work["done"] else None
         eta = f" (suite: about {left / 60:.1f} min left)" if left is not None else ""
         tqdm.write(f"[{finished}/{total}] {job.experiment}/{job.spec.name}: {how or r['status'].lower()} in "
@@ -373,11 +374,13 @@ def main(argv: list[str] | None = None) -> int:
             store.end_run(run_id, status)
     print(summarise(store, jobs))
     wall = time.time() - started
-    trained = [j for j in todo if j.state == "done"]
+    done = [j for j in todo if j.state == "done"]
+    copied = sum(j.twin is not None for j in done)
     serial = sum(j.result.get("seconds", 0) for j in todo)
     if todo:
-        print(f"\n{len(trained)} of {len(todo)} runs trained in {wall / 60:.1f} min "
-              f"({len(trained) / wall * 3600:.0f} runs/hour; one after another they took {serial / 60:.1f} min)")
+        print(f"\n{len(done)} of {len(todo)} runs done in {wall / 60:.1f} min, {len(done) - copied} trained and "
+              f"{copied} copied from a twin ({len(done) / wall * 3600:.0f} runs/hour; one after another they took "
+              f"{serial / 60:.1f} min)")
     else:
         print("\nnothing to run: every run is already finished (see `make ui` or `make report`)")
     if not finished:

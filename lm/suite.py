@@ -181,8 +181,8 @@ def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str) -> dict[
 
 
 def pair_twins(jobs: list[Job]) -> None:
-    """Exercises share variants (scaling's base is context's ctx64, heads' h4 and nopos' pos): of the runs with
-    one config hash, one trains (or has finished already) and each other pending one copies its results."""
+    """Exercises share variants (context's ctx64 is heads' h4 and nopos' pos): of the runs with one config hash,
+    one trains (or has finished already) and each other pending one copies its results."""
     leaders: dict[str, Job] = {}
     for job in sorted(jobs, key=lambda j: j.state == "pending"):  # a finished run leads
         leader = leaders.setdefault(job.cfg.config_hash, job)

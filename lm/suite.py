@@ -209,6 +209,17 @@ def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
     return {**{k: result[k] for k in keep if k in result}, "seconds": time.time() - t}
 
 
+def copy_job(job: Job, store) -> dict:
+    """In the suite's own process: a twin's results copied from its leader's run, in a second or so."""
+    t = time.time()
+    try:
+        result = train.copy(job.cfg, store, job.twin.run_id, job.run_id)
+    except Exception as e:  # as a crash in a worker: this run is FAILED, the suite goes on
+        result = {"status": "FAILED", "reason": f"{type(e).__name__}: {e}"}
+        store.end_run(job.run_id, "FAILED", result["reason"])
+    return {**result, "seconds": time.time() - t}
+
+
 def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
     """Runs the pending jobs, longest first, a source before what reads it, a twin after its leader (and copies
     the leader's results). False if interrupted."""
@@ -224,10 +235,9 @@ def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
         bar.update(job.cost)
 
     def ready(job):
+        if job.twin is not None and job.twin.state in ("failed", "killed", "skipped"):
+            job.twin = None  # then it trains, and shows for itself what became of that config
         if job.twin is not None:
-            if job.twin.state in ("failed", "killed", "skipped"):
-                job.twin = None  # then it trains, and shows for itself what became of that config
-                return True
             return job.twin.state in ("finished", "done")
         if not job.spec.init_from:
             return True
@@ -253,16 +263,9 @@ def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
     while pending or running:
         try:
             if not interrupted:
-                # (ready() lets go of a twin whose leader failed: that job trains itself)
-                for job in [j for j in pending if j.twin is not None and ready(j) and j.twin is not None]:
+                for job in [j for j in pending if ready(j) and j.twin is not None]:  # copies: here, at once
                     pending.remove(job)
-                    t = time.time()
-                    try:
-                        job.result = train.copy(job.cfg, store, job.twin.run_id, job.run_id)
-                    except Exception as e:  # as a crash in a worker: this run is FAILED, the suite goes on
-                        job.result = {"status": "FAILED", "reason": f"{type(e).__name__}: {e}"}
-                        store.end_run(job.run_id, "FAILED", job.result["reason"])
-                    job.result["seconds"] = time.time() - t
+                    job.result = copy_job(job, store)
                     job.state = "done" if job.result["status"] == "FINISHED" else "failed"
                     report(job)
                 for job in [j for j in pending if len(running) < launcher.capacity and ready(j) and j.twin is None]:

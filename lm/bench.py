@@ -88,10 +88,11 @@ def train_flops(c: GPTConfig, batch_size: int) -> int:
 
 
 def matmul_shapes(c: GPTConfig, batch_size: int) -> list[tuple[int, int, int]]:
-    """The (m, k, n) of a training step's weight matmuls: forward, input gradient and weight gradient."""
+    """The (m, k, n) of every weight matmul of a training step, forward, input gradient and weight gradient: each
+    block's W_qkv, W_o and MLP, then the output layer. Their 2·m·k·n add up to the 6·N·B·T of train_flops."""
     N, d, V = batch_size * c.block_size, c.n_embd, c.vocab_size
     out = []
-    for k, n in ((d, 3 * d), (d, d), (d, 4 * d), (4 * d, d), (d, V)):
+    for k, n in [(d, 3 * d), (d, d), (d, 4 * d), (4 * d, d)] * c.n_layer + [(d, V)]:
         out += [(N, k, n), (N, n, k), (n, N, k)]
     return out
 
@@ -108,6 +109,45 @@ def _mm_rate(m: int, k: int, n: int, seconds: float = 0.15) -> float:
             torch.mm(a, b, out=out)
         times.append((time.perf_counter() - t) / reps)
     return 2 * m * k * n / statistics.median(times) / 1e9
+
+
+def kernel_floor(c: GPTConfig, batch_size: int, shards: int, threads: int) -> float:
+    """Seconds a training step spends in its weight matmuls and attention kernels alone, with nothing else to do:
+    every matmul of the forward and backward passes on contiguous operands made beforehand, and
+    scaled_dot_product_attention forward and backward, per block. With shards > 1, each shard of the batch on a
+    thread of its own with one torch thread, side by side, as runtime.split_batch runs them. No step can be
+    faster than this with these kernels, so flops / floor / matmul rate bounds what MFU can reach."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    B = batch_size // shards
+    H, T, D = c.n_head, c.block_size, c.n_embd // c.n_head
+
+    def shard_work():
+        mats = [(torch.randn(m, k), torch.randn(k, n), torch.empty(m, n)) for m, k, n in matmul_shapes(c, B)]
+        q, k, v = (torch.randn(B, H, T, D, requires_grad=True) for _ in range(3))
+        grad = torch.randn(B, H, T, D)
+
+        def step():
+            for a, b, out in mats:
+                torch.mm(a, b, out=out)
+            for _ in range(c.n_layer):
+                torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).backward(grad)
+        return step
+
+    inside = torch.get_num_threads()
+    torch.set_num_threads(1 if shards > 1 else threads)  # threads started later take this too
+    pool = ThreadPoolExecutor(shards)
+    try:
+        steps = list(pool.map(lambda _: shard_work(), range(shards)))
+        times = []
+        for _ in range(7):
+            t = time.perf_counter()
+            list(pool.map(lambda s: [s() for _ in range(10)], steps))
+            times.append((time.perf_counter() - t) / 10)
+    finally:
+        pool.shutdown()
+        torch.set_num_threads(inside)
+    return statistics.median(times[1:])
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -383,8 +423,9 @@ def bench_train(o: Options, corpus, cfg, table: Table, scratch: str) -> None:
     flops = train_flops(cfg.model, cfg.train.batch_size)
     square = {s: _mm_rate(s, s, s) for s in (1024, 2048)}
     shapes = matmul_shapes(cfg.model, cfg.train.batch_size)
-    work = [2 * m * k * n for m, k, n in shapes]
-    shaped = sum(work) / sum(w / (_mm_rate(*sh, seconds=0.05) * 1e9) for sh, w in zip(shapes, work)) / 1e9
+    rates = {sh: _mm_rate(*sh, seconds=0.05) * 1e9 for sh in set(shapes)}
+    shaped = sum(2 * m * k * n for m, k, n in shapes) / sum(2 * m * k * n / rates[m, k, n] for m, k, n in shapes) / 1e9
+    floors = {n: kernel_floor(cfg.model, cfg.train.batch_size, n, o.threads) for n in sorted({1, o.threads})}
 
     store = Store(f"sqlite:///{scratch}/mlflow.db")
     plain = PlainLoop(corpus, cfg)
@@ -404,9 +445,13 @@ def bench_train(o: Options, corpus, cfg, table: Table, scratch: str) -> None:
               f"the rate MFU divides by; median of {len(probes)}")
     for size, rate in square.items():
         table.add(f"{size}³, before them", f"{rate:.0f} GFLOP/s")
-    table.add("the step's 15 matmul shapes, FLOP-weighted, before them", f"{shaped:.0f} GFLOP/s")
+    table.add(f"the step's {len(set(shapes))} matmul shapes, FLOP-weighted, before them", f"{shaped:.0f} GFLOP/s")
     table.add("model FLOPs per training step", f"{flops / 1e9:.3f} GFLOP", "6·N·B·T + 12·L·B·T²·d, "
               "N = 12·L·d² + V·d, the matmul weights")
+    for n, floor in floors.items():
+        how = f"{o.threads} thread(s) each" if n == 1 else f"a shard a thread, {n} side by side"
+        table.add(f"its matmuls and attention alone, before them: {how}", f"{1000 * floor:.2f} ms",
+                  f"MFU {flops / floor / (peak * 1e9):.2f} at most, with these kernels")
 
     table.section(f"training, base config, {o.threads} thread(s): ms/step, medians of {o.chunks} chunks of {chunk} "
                   f"steps after {o.warmup}, the plain loop's chunks between the harness's")

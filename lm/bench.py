@@ -4,11 +4,12 @@
 
 Prints one table: the fp32 matmul rate; the model's FLOPs per training step; the step's matmuls and attention
 kernels alone, and the MFU they allow; a plain PyTorch loop against the harness (Lightning, MLflow and the run's
-callbacks) with its default options, compiled, and with the batch split between the threads; the sampler with
-and without its KV cache; the suite's workers × threads; and the peak memory of whole runs at N and 2N steps. The plain loop runs in chunks between the harness's own chunks of steps (A B A B …,
-under the same load), each chunk's first step left out; ratios are medians of chunk against chunk. The machine's
-load average is printed with them: other work on the machine slows everything, and two OpenMP threads most.
-`quick` takes one to two minutes, the full bench four to five. Runs go to a scratch MLflow store, deleted after.
+callbacks) with its default options, compiled, and with the batch split between the threads; the sampler with and
+without its KV cache; the suite's workers × threads; and the peak memory of whole runs at N and 2N steps. The plain
+loop runs in chunks between the harness's own chunks of steps (A B A B …, under the same load), each chunk's first
+step left out; ratios are medians of chunk against chunk. The machine's load average is printed with them: other
+work on the machine slows everything, and two OpenMP threads most. `quick` takes one to two minutes, the full bench
+four to five. Runs go to a scratch MLflow store, deleted after.
 """
 from __future__ import annotations
 

@@ -114,10 +114,10 @@ def _mm_rate(m: int, k: int, n: int, seconds: float = 0.15) -> float:
 
 class KernelFloor:
     """A training step's weight matmuls and attention kernels alone, with nothing else to do: every matmul of the
-    forward and backward passes on contiguous operands, and scaled_dot_product_attention forward and
-    backward, per block. With shards > 1, each shard of the batch on a thread of its own with one torch thread, side
-    by side, as runtime.split_batch runs them. A step does all this and more, so flops / floor / matmul rate bounds
-    the MFU these kernels allow."""
+    forward and backward passes on contiguous operands, and scaled_dot_product_attention forward and backward, per
+    block. With shards > 1, each shard of the batch on a thread of its own with one torch thread, side by side, as
+    runtime.split_batch runs them. A step does all this and more, so flops / floor / matmul rate bounds the MFU
+    these kernels allow."""
 
     def __init__(self, c: GPTConfig, batch_size: int, shards: int, threads: int):
         self.c, self.shards, self.threads = c, shards, threads
@@ -438,7 +438,8 @@ def bench_train(o: Options, corpus, cfg, table: Table, scratch: str) -> None:
     store = Store(f"sqlite:///{scratch}/mlflow.db")
     plain = PlainLoop(corpus, cfg)
     plain.run(o.warmup)
-    _Interleaved.floors = {n: KernelFloor(cfg.model, cfg.train.batch_size, n, o.threads) for n in sorted({1, o.threads})}
+    _Interleaved.floors = {n: KernelFloor(cfg.model, cfg.train.batch_size, n, o.threads)
+                           for n in sorted({1, o.threads})}
     chunk = _Interleaved.chunk
     cache_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(
         tempfile.gettempdir(), f"torchinductor_{os.environ.get('USER') or os.getuid()}")
@@ -457,18 +458,18 @@ def bench_train(o: Options, corpus, cfg, table: Table, scratch: str) -> None:
     table.add(f"the step's {len(set(shapes))} matmul shapes, FLOP-weighted, before them", f"{shaped:.0f} GFLOP/s")
     table.add("model FLOPs per training step", f"{flops / 1e9:.3f} GFLOP", "6·N·B·T + 12·L·B·T²·d, "
               "N = 12·L·d² + V·d, the matmul weights")
-    for n in _Interleaved.floors:
-        floor = statistics.median([t for rec, _ in runs.values() for t in rec.floor_s[n]])
-        how = f"{o.threads} thread(s) each" if n == 1 else f"a shard a thread, {n} side by side"
-        table.add(f"its matmuls and attention alone, between them: {how}", f"{1000 * floor:.2f} ms",
-                  f"MFU {flops / floor / (peak * 1e9):.2f} at most, with these kernels")
-
-    table.section(f"training, base config, {o.threads} thread(s): ms/step, medians of {o.chunks} chunks of {chunk} "
-                  f"steps after {o.warmup}, the plain loop's chunks between the harness's")
 
     def mfu(ms):
         return flops / (ms / 1000) / (peak * 1e9)
 
+    for n in _Interleaved.floors:
+        ms = 1000 * statistics.median([t for rec, _ in runs.values() for t in rec.floor_s[n]])
+        how = f"{o.threads} thread(s) each" if n == 1 else f"a shard a thread, {n} side by side"
+        table.add(f"its matmuls and attention alone, between them: {how}", f"{ms:.2f} ms",
+                  f"MFU {mfu(ms):.2f} at most, with these kernels")
+
+    table.section(f"training, base config, {o.threads} thread(s): ms/step, medians of {o.chunks} chunks of {chunk} "
+                  f"steps after {o.warmup}, the plain loop's chunks between the harness's")
     pooled = 1000 * statistics.median([s for rec, _ in runs.values() for s in rec.plain_s])
     table.add("plain PyTorch loop, all its chunks", f"{pooled:.2f} ms", f"MFU {mfu(pooled):.2f}")
     labels = {"default": "harness, default options",

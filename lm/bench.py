@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 
 import torch
+from tqdm import tqdm
 
 from lm import config, launchers, train
 from lm.callbacks import StepRecorder
@@ -189,6 +190,7 @@ class _Interleaved(StepRecorder):
     is left out of its time, harness and plain alike: it starts with the caches full of the other's work."""
     plain: PlainLoop | None = None
     floors: dict[int, KernelFloor] = {}
+    bar: tqdm | None = None    # the section's, one tick a chunk
     chunk = 50
     warmup = 30
     threads = 1
@@ -220,6 +222,7 @@ class _Interleaved(StepRecorder):
             return
         if self._n > self.warmup:
             self.harness.append((now - self._resumed) / (self.chunk - 1))
+            self.bar.update()
         inside = torch.get_num_threads()  # a run that splits its batches trains on one torch thread a shard
         torch.set_num_threads(self.threads)
         self.plain_s.append(self.plain.run(self.chunk))
@@ -297,22 +300,26 @@ def bench_suite(o: Options, table: Table, scratch: str) -> dict:
     try:
         for k, pool in pools.items():
             list(f.result() for f in [pool.submit(_warm_worker) for _ in range(pool.capacity)])
-        for block in range(1 if o.quick else 2):
-            for k, pool in pools.items():
-                jobs = []
-                for i in range(per_block):
-                    cfg = config.load([f"train.steps={steps}", f"eval.every={steps}", f"seed={i}",
-                                       f"runtime.threads={pool.threads}", "runtime.progress=false",
-                                       f"tracking.uri={store.uri}", "tracking.experiment=suite"])
-                    jobs.append((cfg, store.create_run("suite", f"{k}{block}-{i}", {})))
-                t = time.perf_counter()
-                results = [f.result() for f in [pool.submit(suite.run_job, cfg, run_id, None) for cfg, run_id in jobs]]
-                wall = time.perf_counter() - t
-                bad = [r for r in results if r["status"] != "FINISHED"]
-                if bad:
-                    raise RuntimeError(f"a bench suite run failed: {bad[0]}")
-                rates[k].append(per_block / wall * 3600)
-                serial_s[k].append(sum(r["seconds"] for r in results) / per_block)
+        blocks = 1 if o.quick else 2
+        with progress(blocks * len(pools), "suite blocks") as bar:
+            for block in range(blocks):
+                for k, pool in pools.items():
+                    jobs = []
+                    for i in range(per_block):
+                        cfg = config.load([f"train.steps={steps}", f"eval.every={steps}", f"seed={i}",
+                                           f"runtime.threads={pool.threads}", "runtime.progress=false",
+                                           f"tracking.uri={store.uri}", "tracking.experiment=suite"])
+                        jobs.append((cfg, store.create_run("suite", f"{k}{block}-{i}", {})))
+                    t = time.perf_counter()
+                    futures = [pool.submit(suite.run_job, cfg, run_id, None) for cfg, run_id in jobs]
+                    results = [f.result() for f in futures]
+                    wall = time.perf_counter() - t
+                    bad = [r for r in results if r["status"] != "FINISHED"]
+                    if bad:
+                        raise RuntimeError(f"a bench suite run failed: {bad[0]}")
+                    rates[k].append(per_block / wall * 3600)
+                    serial_s[k].append(sum(r["seconds"] for r in results) / per_block)
+                    bar.update()
     finally:
         for pool in pools.values():
             pool.shutdown()
@@ -391,6 +398,11 @@ def load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def progress(total: int, what: str) -> tqdm:
+    """A bar with an ETA on the terminal while a section measures; the table it prints after stays on stdout."""
+    return tqdm(total=total, desc=what, unit="part", file=sys.stderr, leave=False, disable=not sys.stderr.isatty())
+
+
 class Table:
     def add(self, what: str, value: str, note: str = "") -> None:
         print(f"  {what:<56} {value:>15}  {note}".rstrip(), flush=True)
@@ -445,9 +457,11 @@ def bench_train(o: Options, corpus, cfg, table: Table, scratch: str) -> None:
         tempfile.gettempdir(), f"torchinductor_{os.environ.get('USER') or os.getuid()}")
     warm_cache = os.path.isdir(cache_dir)
     runs = {}
-    for name, overrides in {"default": [], "compiled": COMPILED, "fast": FAST}.items():
-        runs[name] = harness_run(corpus, store, [f"runtime.threads={o.threads}", *overrides], plain, o.warmup,
-                                 o.chunks, name)
+    options = {"default": [], "compiled": COMPILED, "fast": FAST}
+    with progress(len(options) * o.chunks, "training chunks, harness against plain") as _Interleaved.bar:
+        for name, overrides in options.items():
+            runs[name] = harness_run(corpus, store, [f"runtime.threads={o.threads}", *overrides], plain, o.warmup,
+                                     o.chunks, name)
     probes = [r for rec, _ in runs.values() for r in rec.mm_rates]
     peak = statistics.median(probes)
     table.section(f"fp32 matmul (torch.mm), {o.threads} thread(s)")

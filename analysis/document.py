@@ -87,7 +87,8 @@ table {{ border-collapse: collapse; margin: 1em 0; font-size: 13px; }}
 th, td {{ border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }}
 th {{ background: #f3f3f3; }}
 td.reproduced {{ background: #dff3df; }} td.not-reproduced {{ background: #f8dcdc; }}
-td.not-run {{ background: #eee; color: #666; }} td.within-seed-noise {{ background: #fbf0d0; }} td.answered {{ background: #dde8f8; }}
+td.not-run {{ background: #eee; color: #666; }} td.within-seed-noise {{ background: #fbf0d0; }}
+td.answered {{ background: #dde8f8; }}
 img {{ max-width: 100%; }} figure {{ margin: 1em 0 2em; }} figcaption {{ color: #555; font-size: 13px; }}
 pre {{ background: #f7f7f7; padding: 0.7em; white-space: pre-wrap; font-size: 13px; }}
 </style></head>

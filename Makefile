@@ -15,6 +15,17 @@ RUN ?=
 PROMPT ?=
 HOST ?= 127.0.0.1
 PORT ?= 5000
+# User text never enters a recipe's command line: there make would expand `$5` and `$(shell ...)` in it and the shell
+# would parse its quotes. The pattern, for every target: each variable of USER_TEXT that is set is exported raw
+# ($(value ...)) as TINYGPT_MAKE_<NAME>, the variable itself is not exported (exporting expands it), and the recipe
+# names the variables in a template that lm/makeargs.py fills in and execs without a shell:
+#     $(PY) -m lm.makeargs lm.sample run=RUN prompt=PROMPT ARGS
+# (key=VAR: one word; key=[VAR]: a list; --opt=VAR: two words; ARGS: its words, split at spaces, quotes grouping).
+# A new variable is one name here and one line of VARIABLES in lm/makeargs.py.
+USER_TEXT := ABLATIONS SEEDS ARGS RESUME RUN PROMPT HOST PORT
+unexport $(USER_TEXT)
+$(foreach v,$(USER_TEXT),$(if $(or $(value $(v)),$(filter command environment,$(origin $(v)))),\
+  $(eval export TINYGPT_MAKE_$(v) := $$(value $(v)))))
 
 .PHONY: train ablations ablations-quick sample report ui test reliability bench clean
 
@@ -27,31 +38,31 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 train: $(VENV)/.installed  ## the lessons' base model, one run (ARGS="model.n_head=1 ...", RESUME=<run id>)
-	$(PY) -m lm.train $(ARGS) $(if $(RESUME),--resume $(RESUME))
+	$(PY) -m lm.makeargs lm.train ARGS --resume=RESUME
 
 ablations: $(VENV)/.installed  ## every exercise (ABLATIONS=nomask,heads SEEDS=1 ARGS="workers=2")
-	$(PY) -m lm.suite $(if $(ABLATIONS),'ablations=[$(ABLATIONS)]') $(if $(SEEDS),seeds=$(SEEDS)) $(ARGS)
+	$(PY) -m lm.makeargs lm.suite ablations=[ABLATIONS] seeds=SEEDS ARGS
 
 ablations-quick: $(VENV)/.installed  ## every exercise at toy size: a smoke test in under a minute
-	$(PY) -m lm.suite quick=true $(if $(ABLATIONS),'ablations=[$(ABLATIONS)]') $(ARGS)
+	$(PY) -m lm.makeargs lm.suite quick=true ablations=[ABLATIONS] ARGS
 
 sample: $(VENV)/.installed  ## text from the newest `make train` run (RUN=<id>, PROMPT="ROMEO:", ARGS="temperature=0.5")
-	$(PY) -m lm.sample $(if $(RUN),run=$(RUN)) $(if $(PROMPT),'prompt=$(PROMPT)') $(ARGS)
+	$(PY) -m lm.makeargs lm.sample run=RUN prompt=PROMPT ARGS
 
 report: $(VENV)/.installed  ## reports/report.html and reports/report.md from the MLflow store
-	$(PY) -m analysis.report $(ARGS)
+	$(PY) -m lm.makeargs analysis.report ARGS
 
 ui: $(VENV)/.installed  ## MLflow's UI over the store, on this machine only (PORT=5001; HOST=0.0.0.0 exposes it: see README)
-	$(PY) -m lm.ui --host '$(HOST)' --port '$(PORT)' $(ARGS)
+	$(PY) -m lm.makeargs lm.ui --host=HOST --port=PORT ARGS
 
 test: $(VENV)/.installed
-	$(PY) -m pytest -q $(ARGS)
+	$(PY) -m lm.makeargs pytest -q ARGS
 
 reliability: $(VENV)/.installed  ## kills, Ctrl-C, two suites at once, determinism, divergence, bad input, safety; prints the figures
-	$(PY) -m pytest -q tests/reliability $(ARGS); status=$$?; $(PY) -m tests.reliability.figures; exit $$status
+	$(PY) -m lm.makeargs pytest -q tests/reliability ARGS; status=$$?; $(PY) -m tests.reliability.figures; exit $$status
 
 bench: $(VENV)/.installed
-	$(PY) -m lm.bench $(ARGS)
+	$(PY) -m lm.makeargs lm.bench ARGS
 
 clean:
 	rm -rf reports .pytest_cache

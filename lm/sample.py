@@ -1,4 +1,5 @@
 """Generating text, next-character probabilities, and how many generated words are real ones."""
+import re
 import string
 from dataclasses import dataclass
 
@@ -23,6 +24,20 @@ class SampleConfig:
 def check_temperature(t: float, name: str = "temperature") -> None:
     if not t > 0:
         raise ValueError(f"{name}={t} must be above 0: the scores are divided by it")
+
+
+ESCAPES = {"n": "\n", "t": "\t", "\\": "\\"}
+
+
+def unescape(text: str, name: str = "prompt") -> str:
+    """A prompt as typed on a command line, with \\n, \\t and \\\\ decoded; any other backslash is refused, so that
+    none is taken silently for a letter."""
+    parts = re.split(r"(\\.?)", text, flags=re.S)
+    bad = [p for p in parts[1::2] if p[1:] not in ESCAPES]
+    if bad:
+        raise ValueError(f"{name}: {bad[0]!r} is not an escape; the escapes are \\n (newline), \\t (tab) "
+                         f"and \\\\ (a backslash)")
+    return "".join(ESCAPES[p[1:]] if i % 2 else p for i, p in enumerate(parts))
 
 
 def _pick(logits: torch.Tensor, temperature: float, g: torch.Generator) -> int:
@@ -102,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
 
         python -m lm.sample [run=RUN_ID | checkpoint=PATH] [prompt=TEXT] [temperature=0.8] [length=400] [seed=1]
 
-    Without run= or checkpoint=, the newest finished run of `make train` (experiment 'train')."""
+    Without run= or checkpoint=, the newest finished run of `make train` (experiment 'train'). In the prompt,
+    \\n is a newline, \\t a tab and \\\\ a backslash."""
     import sys
     import tempfile
     from pathlib import Path
@@ -117,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
             if not eq or key not in opts:
                 raise ValueError(f"unknown option {arg!r}; the options are {', '.join(k + '=' for k in opts)}")
             opts[key] = value
+        opts["prompt"] = unescape(opts["prompt"])
         temperature, length, seed = float(opts["temperature"]), int(opts["length"]), int(opts["seed"])
         check_temperature(temperature)
         if length <= 0:

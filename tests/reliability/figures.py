@@ -11,6 +11,7 @@ from tests.reliability.harness import FIGURES
 def rows(f: dict) -> list[tuple[str, str]]:
     kill, bad, det = f.get("kill", {}), f.get("bad_input", {}), f.get("determinism", {})
     res, ctrl, div, conc, safe = (f.get(k, {}) for k in ("resume", "ctrl_c", "divergence", "concurrency", "safety"))
+    text = f.get("make_text", {})
     out = []
     if kill:
         clean = not any(kill.get(k) for k in ("runs_lost", "duplicate_runs", "points_logged_twice", "stuck_running",
@@ -32,6 +33,15 @@ def rows(f: dict) -> list[tuple[str, str]]:
         refused = sum(v == "refused clearly" for v in bad.values())
         out.append(("bad inputs refused clearly", f"{refused} of {len(bad)} tried"))
         out += [(f"  not refused clearly: {k}", v) for k, v in bad.items() if v != "refused clearly"]
+    if text:
+        intact = sum(v == "arrived intact" for v in text.values())
+        refused = sum(v.startswith("refused, naming ") for v in text.values())
+        shells = sum("a shell ran" in v for v in text.values())
+        out.append(("text through make", f"{intact + refused} of {len(text)} tried arrived intact ({intact}) or were "
+                                         f"refused naming the variable ({refused}); {shells} reached a shell "
+                                         f"(quotes, $5, $(id), backticks, commas, =, non-ASCII, empty)"))
+        out += [(f"  not intact: {k}", v) for k, v in text.items()
+                if v != "arrived intact" and not v.startswith("refused, naming ")]
     if det:
         out.append(("determinism spread", f"{det['val_loss_spread']:.1e}  (max |difference| over "
                                           f"{det['points_compared']:,} train/val loss points of {det['runs_compared']} "

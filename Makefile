@@ -27,7 +27,7 @@ unexport $(USER_TEXT)
 $(foreach v,$(USER_TEXT),$(if $(or $(value $(v)),$(filter command environment,$(origin $(v)))),\
   $(eval export TINYGPT_MAKE_$(v) := $$(value $(v)))))
 
-.PHONY: train ablations ablations-quick sample report ui test reliability bench clean
+.PHONY: train ablations ablations-quick sample report ui test reliability bench gpu-check clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -66,3 +66,6 @@ bench: $(VENV)/.installed
 
 clean:
 	rm -rf reports .pytest_cache
+
+gpu-check: $(VENV)/.installed  ## on a lent GPU, about 8 minutes: the gpu and large profiles timed, the quick suite on CUDA, fp32 CUDA against CPU (ARGS="quick runtime.accelerator=cpu" on a CPU)
+	$(PY) -m lm.makeargs lm.gpucheck ARGS

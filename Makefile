@@ -22,7 +22,7 @@ PORT ?= 5000
 #     $(PY) -m lm.makeargs lm.sample run=RUN prompt=PROMPT ARGS
 # (key=VAR: one word; key=[VAR]: a list; --opt=VAR: two words; ARGS: its words, split at spaces, quotes grouping).
 # A new variable is one name here and one line of VARIABLES in lm/makeargs.py.
-USER_TEXT := ABLATIONS SEEDS ARGS RESUME RUN PROMPT HOST PORT
+USER_TEXT := ABLATIONS SEEDS ARGS RESUME RUN PROMPT HOST PORT EXERCISE
 unexport $(USER_TEXT)
 $(foreach v,$(USER_TEXT),$(if $(or $(value $(v)),$(filter command environment,$(origin $(v)))),\
   $(eval export TINYGPT_MAKE_$(v) := $$(value $(v)))))

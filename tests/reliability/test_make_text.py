@@ -12,7 +12,6 @@ import torch
 
 from lm import checkpoint
 from lm.model import GPT, GPTConfig
-from lm.makeargs import words
 from tests.conftest import DATA
 from tests.reliability import harness
 
@@ -32,7 +31,7 @@ TARGETS = {
     "PORT": ("ui", lambda v: ["--host", "127.0.0.1", "--port", v]),
     "ABLATIONS": ("ablations", lambda v: [f"ablations=[{v}]"]),
     "SEEDS": ("ablations", lambda v: [f"seeds={v}"]),
-    "ARGS": ("train", words),
+    "ARGS": ("train", str.split),  # none of the values that arrive has quotes in it
 }
 # What is refused rather than passed on: an empty value (but ARGS, whose empty value is no words), exercise names
 # that are not names, seeds that are not a number, and ARGS with an unclosed quote.
@@ -102,3 +101,17 @@ def test_make_sample_starts_from_the_prompt_as_typed_with_its_escapes(tmp_path):
     bad = make("sample", "PROMPT=ROMEO:\\q", f"ARGS=checkpoint={tmp_path / 'model.pt'}", echo=False)
     assert bad.stderr.splitlines()[0] == ("error: prompt: '\\\\q' is not an escape; the escapes are \\n (newline), "
                                           "\\t (tab) and \\\\ (a backslash)")
+
+
+def test_python_m_lm_sample_decodes_the_same_escapes(tmp_path, capsys):
+    """The README's `python -m lm.sample prompt='ROMEO:\\nJULIET:\\n'`, and \\t, \\\\ and a stray backslash."""
+    from lm import sample
+
+    assert sample.unescape("a\\tb\\\\n\\n") == "a\tb\\n\n"
+    chars = sorted(set((DATA / "tinyshakespeare.txt").read_text()))
+    checkpoint.save(tmp_path / "model.pt", GPT(GPTConfig(vocab_size=len(chars), block_size=16, n_layer=1, n_head=2,
+                                                         n_embd=16)), chars, None)
+    assert sample.main([f"checkpoint={tmp_path / 'model.pt'}", "prompt=ROMEO:\\nJULIET:\\n", "length=5"]) == 0
+    assert capsys.readouterr().out.startswith("ROMEO:\nJULIET:\n")
+    assert sample.main([f"checkpoint={tmp_path / 'model.pt'}", "prompt=ROMEO:\\"]) == 2
+    assert capsys.readouterr().err.startswith("error: prompt: '\\\\' is not an escape")

@@ -1,7 +1,9 @@
 """`make ui` without starting a server: what it would run, where it binds, and its one-line refusals."""
+import json
 import os
 import socket
 import subprocess
+import sys
 
 import pytest
 
@@ -81,5 +83,8 @@ def test_bad_input_is_one_line(args, env, message, started, tmp_path, monkeypatc
 
 
 def test_make_ui_passes_host_and_port():
-    out = subprocess.run(["make", "-n", "ui", "PORT=5123"], cwd=ROOT, capture_output=True, text=True).stdout
-    assert "-m lm.ui --host '127.0.0.1' --port '5123'" in out
+    """What lm/makeargs.py would start lm.ui with (TINYGPT_MAKEARGS_ECHO=1 prints it instead)."""
+    env = {**os.environ, "TINYGPT_MAKEARGS_ECHO": "1"}
+    out = subprocess.run(["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}", "ui", "PORT=5123"],
+                         cwd=ROOT, env=env, capture_output=True, text=True).stdout
+    assert json.loads(out) == ["--host", "127.0.0.1", "--port", "5123"]

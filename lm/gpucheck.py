@@ -1,7 +1,7 @@
 """`make gpu-check`: the CUDA path timed and checked against nanoGPT, in one go on a lent GPU (about 8 minutes).
 
     python -m lm.gpucheck [quick] [runtime.accelerator=cuda|cpu] [only=env,gpu,large,suite,numerics]
-                          [large_seconds=240]
+                          [large_seconds=180]
 
 1. env: nvidia-smi, torch's CUDA version, the bf16 matmul rate measured here (TFLOP/s); each run's peak memory.
 2. gpu: `profile=gpu`, 3,000 steps with bf16 and torch.compile: validation loss, tokens/s, ms/step, MFU against
@@ -52,7 +52,7 @@ class Options:
     quick: bool = False
     accelerator: str = "cuda"
     only: tuple[str, ...] = STEPS
-    large_seconds: float = 240.0
+    large_seconds: float = 180.0
     out: Path = field(default_factory=lambda: Path(os.environ.get("OUT") or "reports/gpu-check"))
 
     def steps(self, full: int, toy: int) -> int:
@@ -73,7 +73,7 @@ def parse(argv: list[str]) -> Options:
             o.large_seconds = float(value)
         else:
             raise ConfigError(f"{a!r} is not an option; the options are quick, runtime.accelerator=cuda|cpu, "
-                              f"only={','.join(STEPS)}, large_seconds=240")
+                              f"only={','.join(STEPS)}, large_seconds=180")
     if o.quick and o.large_seconds == Options.large_seconds:
         o.large_seconds = 3.0
     return o
@@ -118,19 +118,34 @@ def matmul_rate(device: str, size: int, dtype=torch.bfloat16, seconds: float = 1
 
 
 class Deadline(StepRecorder):
-    """The run's StepRecorder, which also ends training once `seconds` of it have passed: the steps that fit."""
+    """The run's StepRecorder, which also ends training once `seconds` of it have passed (the steps that fit), and
+    times the steady steps: those after the first WARMUP (compiling, allocating), none with a validation in it."""
+    WARMUP = 10
     seconds = float("inf")
     last: "Deadline | None" = None
 
     def on_train_start(self, trainer, pl_module):
         super().on_train_start(trainer, pl_module)
-        self.started, self.steps_done, Deadline.last = time.perf_counter(), 0, self
+        self.started, self.steps_done, self.steady, self.prev = time.perf_counter(), 0, [], None
+        Deadline.last = self
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
         super().on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
-        self.steps_done = trainer.global_step
-        if time.perf_counter() - self.started > self.seconds:
+        now, self.steps_done = time.perf_counter(), trainer.global_step
+        if self.prev is not None and self.steps_done > self.WARMUP:
+            self.steady.append(now - self.prev)
+        self.prev = now
+        if now - self.started > self.seconds:
             trainer.should_stop = True
+
+    def on_validation_start(self, trainer, pl_module):
+        super().on_validation_start(trainer, pl_module)
+        self.prev = None
+
+    @property
+    def steady_ms(self) -> float:
+        """ms per steady step; the run's average (compiling included) when it had none."""
+        return 1000 * sum(self.steady) / len(self.steady) if self.steady else self.ms_per_step
 
 
 @contextlib.contextmanager
@@ -163,9 +178,12 @@ def run(store: Store, name: str, overrides: list[str], seconds: float = float("i
         train.StepRecorder = saved
     if result["status"] != "FINISHED":
         raise RuntimeError(f"{name}: the run {result['status']}: {result.get('reason')}")
-    done = Deadline.last.steps_done
+    recorder = Deadline.last
+    done = recorder.steps_done
     curve = [(m.step, m.value) for m in store.client.get_metric_history(run_id, "val_loss") if m.step < done]
+    steady = recorder.steady_ms
     return {**{k: v for k, v in result.items() if isinstance(v, (int, float))}, "cfg": cfg, "steps_done": done,
+            "steady_ms": steady, "steady_tokens_per_s": cfg.train.batch_size * cfg.model.block_size * 1000 / steady,
             "seconds": time.perf_counter() - t,
             "val_curve": [*sorted(curve), (done, result["val_loss"])],  # the end's, logged at train.steps
             "peak_mb": (torch.cuda.max_memory_allocated() if accelerator == "cuda"
@@ -195,22 +213,24 @@ def check_env(o: Options, table: Table, figures: dict) -> None:
 
 
 def check_gpu_profile(o: Options, store: Store, table: Table, figures: dict) -> None:
-    steps = o.steps(3000, 10)
+    steps = o.steps(3000, 15)
     args = ["profile=gpu", f"train.steps={steps}", f"eval.every={o.steps(300, 5)}", *(TOY if o.quick else [])]
     # compiled, but not in `quick`: on a CPU, compiling takes minutes, longer than the toy run it would speed up
     r = run(store, "profile=gpu", [*args, f"runtime.accelerator={o.accelerator}", f"runtime.compile={not o.quick}"])
     rate = figures.get("bf16_flops") or matmul_rate(o.accelerator, 256 if o.quick else 8192)
-    mfu = train_flops(r["cfg"].model, r["cfg"].train.batch_size) / (r["ms_per_step"] / 1000) / rate
+    mfu = train_flops(r["cfg"].model, r["cfg"].train.batch_size) / (r["steady_ms"] / 1000) / rate
     table.add("gpu", f"profile=gpu, {steps:,} steps{'' if o.quick else ', compiled'}", f"val loss {r['val_loss']:.3f}",
               f"{r['seconds']:.0f} s in all; {memory(r, o.accelerator)}")
-    table.add("gpu", "its speed", f"{r['ms_per_step']:.2f} ms/step",
-              f"{r['tokens_per_s']:,.0f} tokens/s; MFU {mfu:.2f} against the measured bf16 rate")
+    table.add("gpu", "its speed, steady", f"{r['steady_ms']:.2f} ms/step",
+              f"{r['steady_tokens_per_s']:,.0f} tokens/s; MFU {mfu:.2f} against the measured bf16 rate; "
+              f"{r['ms_per_step']:.2f} ms/step over the whole run, compiling included")
     # The same run on the CPU cores for as many seconds as the accelerator trained: how far the CPU gets.
     cpu = run(store, "profile=gpu on the CPU", [*args, "runtime.accelerator=cpu"], seconds=r["seconds"])
     table.add("gpu", f"the same on {os.cpu_count()} CPU cores, {r['seconds']:.0f} s",
-              f"{cpu['ms_per_step']:.2f} ms/step", f"{cpu['steps_done']:,} steps; the accelerator "
-              f"{cpu['ms_per_step'] / r['ms_per_step']:.1f}× faster a step; {memory(cpu, 'cpu')}")
-    figures["gpu"] = {k: v for k, v in r.items() if k != "cfg"} | {"mfu": mfu, "cpu_ms_per_step": cpu["ms_per_step"]}
+              f"{cpu['steady_ms']:.2f} ms/step", f"{cpu['steps_done']:,} steps, uncompiled; the accelerator "
+              f"{cpu['steady_ms'] / r['steady_ms']:.1f}× faster a steady step; {memory(cpu, 'cpu')}")
+    figures["gpu"] = {k: v for k, v in r.items() if k != "cfg"} | {"mfu": mfu, "cpu_ms_per_step": cpu["steady_ms"],
+                                                                   "cpu_steps_done": cpu["steps_done"]}
 
 
 def check_large_profile(o: Options, store: Store, table: Table, figures: dict) -> None:
@@ -220,7 +240,7 @@ def check_large_profile(o: Options, store: Store, table: Table, figures: dict) -
             seconds=o.large_seconds)
     curve = ", ".join(f"{s}: {v:.3f}" for s, v in r["val_curve"])
     table.add("large", f"profile=large, {r['steps_done']:,} of {steps:,} steps in {o.large_seconds:.0f} s",
-              f"val loss {r['val_loss']:.3f}", f"nanoGPT: about {NANOGPT_LARGE} at 5,000 steps; {r['ms_per_step']:.1f} "
+              f"val loss {r['val_loss']:.3f}", f"nanoGPT: about {NANOGPT_LARGE} at 5,000 steps; {r['steady_ms']:.1f} "
               f"ms/step; {memory(r, o.accelerator)}")
     table.add("large", f"validation loss every {every} steps", f"{len(r['val_curve'])} points", curve)
     figures["large"] = {k: v for k, v in r.items() if k != "cfg"}

@@ -12,8 +12,8 @@
 5. numerics: the base config for 300 steps in exact fp32 (TF32 off) on the accelerator against the CPU, same seed:
    the validation losses agree within 0.02.
 Prints one Markdown table of the figures and writes it, with the figures as JSON and the report, to $OUT when it is
-set (else to reports/gpu-check/). `quick` runs every step at toy size, in seconds: with runtime.accelerator=cpu,
-the whole script runs on a machine without a GPU (uncompiled), which is how the tests run it. Runs go to a scratch MLflow store.
+set (else to reports/gpu-check/). `quick` runs every step at toy size: with runtime.accelerator=cpu, the whole
+script runs on a machine without a GPU (uncompiled), which is how the tests run it. Runs go to a scratch MLflow store.
 """
 from __future__ import annotations
 
@@ -162,7 +162,8 @@ def exact_fp32():
 
 def run(store: Store, name: str, overrides: list[str], seconds: float = float("inf")) -> dict:
     """One run through the harness's own code, in this process: its figures, the steps it did, its peak memory."""
-    cfg = config.load([*overrides, "runtime.progress=false", f"tracking.uri={store.uri}", "tracking.experiment=gpu-check"])
+    cfg = config.load([*overrides, "runtime.progress=false", f"tracking.uri={store.uri}",
+                       "tracking.experiment=gpu-check"])
     corpus = train.prepare(cfg)
     accelerator = cfg.runtime.accelerator
     if accelerator == "cuda":
@@ -248,11 +249,13 @@ def check_large_profile(o: Options, store: Store, table: Table, figures: dict) -
 
 def check_suite(o: Options, table: Table, figures: dict, scratch: Path) -> None:
     """The quick suite and the report as a user starts them, in their own processes, on the accelerator by name."""
-    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"} | {"TINYGPT_STORE": str(scratch / "suite")}
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    env["TINYGPT_STORE"] = str(scratch / "suite")
     chosen = ["ablations=[baseline]"] if o.quick else []
     commands = {"make ablations-quick": [sys.executable, "-m", "lm.suite", "quick=true", *chosen,
                                         f"runtime.accelerator={o.accelerator}", *(TOY if o.quick else [])],
-                "make report": [sys.executable, "-m", "analysis.report", "quick=true", *chosen, f"out={o.out / 'report'}"]}
+                "make report": [sys.executable, "-m", "analysis.report", "quick=true", *chosen,
+                                f"out={o.out / 'report'}"]}
     for what, command in commands.items():
         t = time.perf_counter()
         p = subprocess.run(command, env=env, capture_output=True, text=True)

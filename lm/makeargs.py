@@ -28,8 +28,8 @@ def words(value: str) -> list[str]:
     try:
         return list(lexer)
     except ValueError as e:  # shlex's only error: "No closing quotation"
-        raise ValueError(f"{str(e).lower()}: quote a word with spaces in it whole, as in "
-                         f"ARGS=\"data.sample_prompt='o the day'\", or put an apostrophe inside double quotes") from None
+        raise ValueError(f"{str(e).lower()}: quote a word with spaces in it whole, as in ARGS=\"key='a b'\", "
+                         f"and put an apostrophe inside double quotes") from None
 
 
 def names(value: str) -> str:

@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import torch
 
-from analysis import heads
+from lm import heads
 from lm.data import Corpus
 from lm.model import GPT
 from lm.module import honest_loss, token_losses
@@ -65,10 +65,14 @@ def attention_on(model: GPT, corpus: Corpus, line: str) -> dict:
 
 @torch.no_grad()
 def head_statistics(model: GPT, corpus: Corpus, batches, windows: int, skip: int) -> pd.DataFrame:
-    x = torch.cat([b[0] for b in batches])[:windows]
+    """heads.head_table on validation windows; of documents, only the rows that read a real character (a name's
+    BOS and letters), never the padding after its end, whose target is -1."""
+    x, y = (torch.cat(t)[:windows] for t in zip(*batches))
     _, maps = model.attention_maps(x)
     boundary = {corpus.stoi[c] for c in " \n" if c in corpus.stoi} | ({corpus.bos} if corpus.documents else set())
-    table = heads.head_table([m.float().cpu() for m in maps], x.cpu(), boundary, skip=min(skip, x.size(1) - 1))
+    real = (y >= 0).cpu() if corpus.documents else None
+    table = heads.head_table([m.float().cpu() for m in maps], x.cpu(), boundary, skip=min(skip, x.size(1) - 1),
+                             real=real)
     exclude = {corpus.bos} if corpus.documents else set()
     induction = heads.induction_score(model, model.config.vocab_size, exclude=exclude)
     return table.merge(induction, on=["block", "head"])

@@ -19,7 +19,7 @@ import torch
 from omegaconf import OmegaConf
 from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
 
-from analysis.heads import headline
+from lm.heads import headline
 from lm import checkpoint, config, devices, faults, probes
 from lm.callbacks import Diverged, RunLogger, StepRecorder
 from lm.config import ConfigError, RunConfig

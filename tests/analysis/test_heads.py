@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from analysis.heads import TL_CONVENTION, head_table, headline, induction_score, strongest
+from lm.heads import TL_CONVENTION, head_table, headline, induction_score, strongest
 from lm.model import GPT, GPTConfig
 
 T, SKIP = 24, 8

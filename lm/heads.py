@@ -156,7 +156,7 @@ STATISTICS: list[Statistic] = [
     *(Statistic(f"m{d}", _mass(d), f"weight {d} back") for d in range(N_OFFSETS)),
     # Lesson 000's "spread over the last 3": the weight on the characters 1, 2 and 3 back.
     Statistic("last3_mass", lambda s: s.mass[:, 1:4].sum(-1), "weight 1–3 back", percent=True,
-              aggregate=("mean",), per_block=True),
+              aggregate=("mean", "min"), per_block=True),
     Statistic("prev_token_score", lambda s: s.tl_score(s.prev_pattern(), False), "previous-token score",
               aggregate=("max",), metric="prev_token"),
     Statistic("prev_token_score_excl", lambda s: s.tl_score(s.prev_pattern(), True),

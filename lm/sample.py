@@ -1,4 +1,5 @@
 """Generating text, next-character probabilities, and how many generated words are real ones."""
+import re
 import string
 from dataclasses import dataclass
 
@@ -83,6 +84,22 @@ def word_validity(text: str, vocabulary: set[str], strip: bool = False) -> float
     if strip:
         words = [w for w in (w.strip(string.punctuation) for w in words) if w]
     return sum(w in vocabulary for w in words) / len(words) if words else 0.0
+
+
+SPEAKER = re.compile(r"[A-Z][A-Z' ]*[A-Z]:")  # a line that is a name in capitals followed by a colon
+
+
+def speaker_line_share(text: str) -> float:
+    """The share of non-empty lines that are a speaker tag in lesson 000's sense, a name in capitals followed by a
+    colon ('JULIET:'), nothing else on the line."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return sum(bool(SPEAKER.fullmatch(ln)) for ln in lines) / len(lines) if lines else 0.0
+
+
+def line_length(text: str) -> float:
+    """The mean length in characters of the non-empty lines: verse breaks its lines short, prose runs on."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return sum(map(len, lines)) / len(lines) if lines else 0.0
 
 
 def real_word_share(text: str, vocabulary: set[str]) -> float:

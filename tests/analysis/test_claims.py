@@ -65,7 +65,7 @@ def test_every_claim_in_the_exercises_can_be_judged_on_an_empty_store():
 
     for ex in load_all().values():
         for c in ex.claims:
-            assert judge(c, nothing, list(ex.variants)).verdict == NOT_RUN, c.text
+            assert judge(c, nothing, list(ex.variants)).verdict == (NOT_RUN if c.check or c.answer else ""), c.text
 
 
 # --- seeds -----------------------------------------------------------------------------------------------

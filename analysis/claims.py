@@ -28,6 +28,8 @@ PERCENT = {"probe_top1_p", "word_validity", "word_validity_stripped", "real_word
 ORDERS = {ast.Gt: (False, True), ast.GtE: (False, False), ast.Lt: (True, True), ast.LtE: (True, False)}
 # (whether the margin is right − left, whether the comparison is strict)
 SYMBOLS = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
+SHORT = {ast.Gt: ">", ast.GtE: "≥", ast.Lt: "<", ast.LtE: "≤"}
+MIRROR = {ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Lt: ast.Gt, ast.LtE: ast.GtE}
 
 
 @dataclass
@@ -36,6 +38,7 @@ class Comparison:
     text: str
     holds: bool
     difference: stats.Difference | None = None
+    label: str = ""             # short: "≥ 0.9" against a constant, else the pair as written
     method: str = MEANS
     strict: bool = True
     seeds: dict[str, int] = field(default_factory=dict)
@@ -173,12 +176,14 @@ def compare(a, op, b, lookup, seeds) -> Comparison:
     text = f"{ast.unparse(a)} {SYMBOLS[type(op)]} {ast.unparse(b)}"
     holds = bool(evaluate(text, lookup))
     if type(op) not in ORDERS:  # == and != (a count, a tag): exact, on the means
-        return Comparison(text, holds, method=EXACT)
+        return Comparison(text, holds, method=EXACT, label=text)
     flip, strict = ORDERS[type(op)]
-    c = Comparison(text, holds, strict=strict)
+    ta, tb = terms(a), terms(b)
+    label = f"{SHORT[type(op)]} {ast.unparse(b)}" if not tb else f"{SHORT[MIRROR[type(op)]]} {ast.unparse(a)}" \
+        if not ta else text
+    c = Comparison(text, holds, strict=strict, label=label)
     if seeds is None:
         return c
-    ta, tb = terms(a), terms(b)
     per = {t: seeds(*t) for t in dict.fromkeys(ta + tb)}
     if not per or any(not p for p in per.values()):  # a tag or the budget: no per-seed form
         return c
@@ -215,7 +220,7 @@ def _describe(v: Verdict, check: str, exercise: str) -> None:
     if len(with_interval) == 1:
         v.interval = with_interval[0].interval
     else:
-        v.interval = "; ".join(f"{c.text}: {c.interval}" for c in with_interval)
+        v.interval = "; ".join(f"{c.label}: {c.interval}" for c in with_interval)
     v.method = ", ".join(dict.fromkeys(c.method for c in cs))
     counts = {}
     for c in cs:

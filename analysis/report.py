@@ -166,7 +166,8 @@ def comparisons(doc: Doc, runs: dict[str, ExerciseRuns]):
     doc.h(2, "Differences between variants")
     doc.p("Each variant against its exercise's reference: the variant whose training time is the budget, else the "
           "one that changes nothing (the exercise's base model), else the first listed. The difference is "
-          "variant − reference of the per-seed means, with a 95% Welch t-interval over seeds. The exercise that "
+          "variant − reference of the per-seed means, with a 95% t-interval over seeds: paired (over the per-seed "
+          "differences) where both were run with the same seeds, Welch's where not. The exercise that "
           "trains nothing (it samples another's models) is compared on word validity; the no-mask exercise also "
           "on the honest loss.")
     rows = []
@@ -186,10 +187,13 @@ def comparisons(doc: Doc, runs: dict[str, ExerciseRuns]):
                                  "difference (95% CI)": "-", "seeds": f"{len(a)} vs {len(b)}",
                                  "reading": f"not run: {v if not a else ref}"})
                     continue
-                d = stats.welch(a, b)
+                pa, pb = er.per_seed(v, key) or {}, er.per_seed(ref, key) or {}
+                same = sorted(pa) == sorted(pb)   # the same seeds see the same batches: pair them
+                d = stats.paired([pa[s] for s in sorted(pa)], [pb[s] for s in sorted(pb)]) if same else \
+                    stats.welch(a, b)
                 rows.append({**row, "variant mean": stats.mean_std(a), "reference mean": stats.mean_std(b),
-                             "difference (95% CI)": stats.interval(d), "seeds": f"{d.n_a} vs {d.n_b}",
-                             "reading": stats.reading(d, v)})
+                             "difference (95% CI)": stats.interval(d), "method": d.method,
+                             "seeds": f"{d.n_a} vs {d.n_b}", "reading": stats.reading(d, v)})
     if rows:
         doc.table(pd.DataFrame(rows))
     else:

@@ -7,9 +7,9 @@ score = sum(A * P) / sum(A) over the (query, key) grid, where A is the head's
 attention and P the 0/1 detection pattern (previous token: key j = i - 1;
 duplicate token: keys j < i holding the same character as query i); the
 per-window scores are then averaged over windows, as detect_head averages over
-prompts. Only query rows i >= skip enter either sum, so without exclusions the
-denominator is the number of those rows, and only rows on real characters
-(never padding after a document's end). The _excl variants zero the diagonal
+prompts. Only query rows i >= skip that hold a real character (never padding
+after a document's end) enter either sum, so without exclusions the denominator
+is the number of those rows. The _excl variants zero the diagonal
 first (exclude_current_token=True), which removes the current character's
 weight from numerator and denominator; exclude_bos is never applied, since a
 character window has no BOS token.

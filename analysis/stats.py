@@ -73,7 +73,8 @@ def one_sample(x, c: float = 0.0, confidence: float = 0.95, method: str = ONE_SA
     if len(x) < 2:
         return d
     d.sd = float(x.std(ddof=1))
-    if d.sd == 0:  # every seed gave the same difference: it is exact
+    if d.sd <= 1e-12 * max(1.0, abs(float(x.mean()))):  # every seed gave the same difference (to round-off): exact
+        d.sd = 0.0
         d.low = d.high = d.diff
         return d
     ci = stats.ttest_1samp(x, c).confidence_interval(confidence)  # of mean(x)

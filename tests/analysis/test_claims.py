@@ -333,3 +333,84 @@ def test_added_seeds_count_in_the_verdict():
     assert judged("a.x < b.x", few).verdict == WITHIN_NOISE
     more = {("a", "x"): [1.90, 1.91, 1.92, 1.90, 1.91], ("b", "x"): [1.97, 1.93, 1.96, 1.95, 1.94]}
     assert judged("a.x < b.x", more).verdict == REPRODUCED
+
+
+# --- every verdict path for every kind of check --------------------------------------------------------------
+PATHS = {("a", "x"): [1.0, 1.1, 1.2], ("b", "x"): [2.0, 2.1, 2.2], ("c", "x"): [1.05, 1.5, 0.9],
+         ("a", "p", 7): [1.0, 1.1, 1.2], ("b", "p", 7): [2.0, 2.1, 2.2], ("c", "p", 7): [1.05, 1.5, 0.9],
+         ("u", "x"): [2.0, 2.1, 2.2, 2.05], ("w", "x"): [1.05, 1.5, 0.9, 1.2]}
+
+
+@pytest.mark.parametrize("kind, checks, method", [
+    ("chain", ("b.x > a.x > 0.5", "a.x > b.x > 0.5", "b.x > c.x > 0.5", "b.x > zz.x > 0.5"), stats.PAIRED),
+    ("margin", ("a.x < b.x - 0.5", "a.x < b.x - 1.5", "c.x < a.x + 0.2", "a.x < zz.x - 0.5"), stats.PAIRED),
+    ("threshold", ("b.x >= 1.5", "a.x >= 1.5", "c.x >= 1.1", "zz.x >= 1.5"), stats.ONE_SAMPLE),
+    ("subscripted", ("a.p[7] < b.p[7]", "b.p[7] < a.p[7]", "c.p[7] < a.p[7] + 0.2", "a.p[8] < b.p[7]"), stats.PAIRED),
+    ("unpaired", ("a.x < u.x", "u.x < a.x", "w.x < a.x + 0.2", "zz.x < u.x"), stats.WELCH),
+])
+def test_every_kind_of_check_reaches_every_verdict(kind, checks, method):
+    reproduced, reversed_, noisy, missing = checks
+    assert judged(reproduced, PATHS).verdict == REPRODUCED
+    assert judged(reversed_, PATHS).verdict == NOT_REPRODUCED
+    assert judged(noisy, PATHS).verdict == WITHIN_NOISE
+    assert judged(missing, PATHS).verdict == NOT_RUN
+    assert method in judged(reproduced, PATHS).method
+
+
+# --- the exercises' own claims where the lesson puts them ----------------------------------------------------
+def claim(exercise: str, starts: str) -> Claim:
+    return next(c for c in load_all()[exercise].claims if c.text.startswith(starts))
+
+
+def test_a_better_model_than_the_lessons_is_not_its_number():
+    """1.761 and 5.82 are two-sided: today's better model does not pass as the lesson's."""
+    for text, key, step, good, better in (("Validation loss after 3,000", "val_loss", 3000, 1.76, 1.60),
+                                          ("Perplexity", "val_perplexity", None, 5.82, 4.95)):
+        c = claim("baseline", text)
+        table = {("base", key) if step is None else ("base", key, step): [good]}
+        assert judge(c, mean_lookup(table)).verdict == REPRODUCED
+        table = {("base", key) if step is None else ("base", key, step): [better]}
+        assert judge(c, mean_lookup(table)).verdict == NOT_REPRODUCED
+
+
+def test_the_probe_checks_the_lessons_65_percent_not_only_the_top_choice():
+    c = claim("baseline", "After 'To be, or not to b'")
+    tag = lambda p: lambda v, k, s: "e" if k == "probe_top1" else p   # noqa: E731
+    assert judge(c, tag(0.64)).verdict == REPRODUCED
+    assert judge(c, tag(0.30)).verdict == NOT_REPRODUCED      # 'e' on top, but at 30%
+
+
+def test_the_head_claims_read_the_block_the_lesson_names():
+    c = claim("baseline", "In block 1, a head reads the previous")
+    # block 2 has the perfect previous-token head, block 1 none: the lesson's claim is about block 1
+    table = {("base", "heads_offset1_share_max_block1"): [0.30, 0.35], ("base", "heads_offset1_share_max_block2"):
+             [1.0, 1.0], ("base", "heads_offset1_share_max"): [1.0, 1.0]}
+    assert judge(c, mean_lookup(table), seeds=per_seed(table)).verdict == NOT_REPRODUCED
+    assert "block2" in claim("baseline", "A block-2 head finds").check
+    content = claim("baseline", "Block 2's heads choose by content")
+    table = {("base", "heads_positional_mean_block1"): [0.9, 0.92, 0.91],
+             ("base", "heads_positional_mean_block2"): [0.6, 0.65, 0.62]}
+    assert judge(content, mean_lookup(table), seeds=per_seed(table)).verdict == REPRODUCED
+    spread = claim("baseline", "Block 1's heads read the last 3")
+    assert "heads_last3_mass_min_block1" in spread.check
+
+
+def test_the_context_claims_compare_like_with_like():
+    """Not the mean loss, which for ctx16 covers only the hardest positions 0-15: each model's last position,
+    and 16 against 128."""
+    checks = " ".join(c.check for c in load_all()["context"].claims if c.check)
+    assert "ctx16.val_loss >" not in checks and ".val_loss " not in checks.replace("val_loss_at_position", "")
+    assert "ctx128.val_loss_at_position[127] < ctx16.val_loss_at_position[15]" in checks
+    table = {("ctx16", "val_loss_at_position", 15): [2.0, 2.02], ("ctx64", "val_loss_at_position", 63): [1.6, 1.62],
+             ("ctx128", "val_loss_at_position", 127): [1.7, 1.71]}   # 128 worse than 64 at its last position
+    c = claim("context", "A longer context lowers")
+    assert judge(c, mean_lookup(table), seeds=per_seed(table)).verdict == NOT_REPRODUCED
+
+
+def test_the_score_array_is_checked_as_measured_and_the_configs_count_is_a_prediction():
+    claims = load_all()["scaling"].claims
+    measured = next(c for c in claims if c.text.startswith("Measured"))
+    predicted = next(c for c in claims if c.text.startswith("Predicted"))
+    assert "score_array_size" in measured.check and "predicted" not in measured.check
+    v = judge(predicted, lambda v, k, s: 524288.0 * (4 if v == "context128" else 1))
+    assert predicted.prediction and v.verdict == "" and v.ours == "4.000" and "no verdict" in v.note

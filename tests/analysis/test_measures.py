@@ -90,6 +90,10 @@ def test_the_unscaled_toggle_changes_training_and_analysis_paths_alike():
         slow, maps = model.attention_maps(x)
     assert torch.allclose(fast, slow, atol=1e-5)
     assert not torch.allclose(fast, tiny()(x)[0], atol=1e-3)
+    step = model.decoder()                  # generation's cached path reads the toggle too
+    with torch.no_grad():
+        cached = [step(x[0, :1].tolist(), 0)] + [step([int(x[0, t])], t) for t in range(1, x.size(1))]
+    assert torch.allclose(torch.stack(cached), fast[0], atol=1e-4)
 
 
 def test_a_speaker_tag_is_a_line_of_capitals_and_a_colon():

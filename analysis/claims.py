@@ -109,7 +109,8 @@ def judge(claim: Claim, lookup, variants=(), seeds=None, exercise: str = "") -> 
     if claim.answer:
         return answer(claim, lookup, variants, v)
     if not claim.check:
-        v.verdict, v.note = "", "a prediction, worked out before running: no verdict" if claim.prediction else "no check"
+        v.verdict = ""
+        v.note = "a prediction, worked out before running: no verdict" if claim.prediction else "no check"
         return v
     try:
         evaluate(claim.check, lookup)

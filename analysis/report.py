@@ -142,8 +142,9 @@ def perplexity(doc: Doc, runs: dict[str, ExerciseRuns]):
 def claim_table(doc: Doc, runs: dict[str, ExerciseRuns]) -> dict[str, int]:
     doc.h(2, "The lessons' claims")
     doc.p("Each claim's check (experiments/*.yaml) evaluated on our runs. 'Ours' is the mean over seeds. Every "
-          "comparison in a check gets the 95% interval of its margin, the amount by which it holds: a paired t-interval "
-          "over the per-seed margins where the variants share their seeds (the same seed sees the same batches), a "
+          "comparison in a check gets the 95% interval of its margin, the amount by which it holds: a paired "
+          "t-interval over the per-seed margins where the variants share their seeds (the same seed sees the same "
+          "batches), a "
           "one-sample t-interval for one variant against a constant, Welch's where the seeds differ. A comparison "
           "is reproduced when its interval lies above zero, not reproduced when it lies below, within seed noise "
           "when it holds zero; a chain or an 'and' is reproduced only when every part is. Not run: a variant or a "

@@ -49,6 +49,16 @@ def n_params(c: GPTConfig) -> int:
             + c.n_layer * block + c.vocab_size * d + c.vocab_size * b)
 
 
+def train_flops(c: GPTConfig, batch_size: int) -> int:
+    """Model FLOPs of one training step: 6 · N · B · T for the weight matmuls (forward 2, backward 4 per weight per
+    token; N = 12 · n_layer · d² + V · d, embeddings excluded as lookups) plus 12 · n_layer · B · T² · d for the
+    attention scores and their weighted sums (QKᵀ and AV, forward and backward, the full T×T as the lessons count
+    it). Norms, activations, softmax and the optimizer are not counted."""
+    B, T, d, L, V = batch_size, c.block_size, c.n_embd, c.n_layer, c.vocab_size
+    n_matmul = 12 * L * d * d + V * d
+    return 6 * n_matmul * B * T + 12 * L * B * T * T * d
+
+
 def make_norm(c: GPTConfig) -> nn.Module:
     if c.norm == "layer":
         return nn.LayerNorm(c.n_embd, eps=1e-5, elementwise_affine=c.norm_affine, bias=c.bias and c.norm_affine)
@@ -184,8 +194,9 @@ class GPT(nn.Module):
         wte, wpe = self.wte.weight, self.wpe.weight if self.wpe is not None else None
         ln_e, ln_f, head = self.ln_e.forward, self.ln_f.forward, linear(self.lm_head)
         blocks = [(torch.empty(size, 3 * C, device=wte.device, dtype=wte.dtype),  # q, k, v of every position
-                   b.attn.n_head, b.attn.mask, b.attn.scale, b.ln_1.forward, linear(b.attn.c_attn), linear(b.attn.c_proj),
-                   b.ln_2.forward, linear(b.mlp.c_fc), b.mlp.act.forward, linear(b.mlp.c_proj)) for b in self.h]
+                   b.attn.n_head, b.attn.mask, b.attn.scale, b.ln_1.forward, linear(b.attn.c_attn),
+                   linear(b.attn.c_proj), b.ln_2.forward, linear(b.mlp.c_fc), b.mlp.act.forward,
+                   linear(b.mlp.c_proj)) for b in self.h]
 
         def step(ids: list[int], start: int) -> torch.Tensor:
             T, end = len(ids), start + len(ids)

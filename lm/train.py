@@ -24,7 +24,7 @@ from lm import checkpoint, config, devices, faults, probes
 from lm.callbacks import Diverged, RunLogger, StepRecorder
 from lm.config import ConfigError, RunConfig
 from lm.data import Corpus, CorpusDataModule, DataError, load_corpus
-from lm.model import n_params
+from lm.model import n_params, train_flops
 from lm.module import LitGPT
 from lm.tracking import Store, TrackingError
 
@@ -211,12 +211,6 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
             os.replace(ckpt_dir / "last.ckpt.part", ckpt_dir / "last.ckpt")
             raise Interrupted(f"stopped by {stop.signal} at step {trainer.global_step}")
     return measure(cfg, corpus, store, run_id, module.model.cpu(), dm, recorder)
-
-
-def train_flops(c, batch_size: int) -> int:
-    """The bench's count of one training step's model FLOPs (imported here, where the bench's imports are done)."""
-    from lm.bench import train_flops as flops
-    return flops(c, batch_size)
 
 
 def copy(cfg: RunConfig, store: Store, source: str, run_id: str) -> dict:

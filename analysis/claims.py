@@ -24,7 +24,7 @@ VERDICTS = (REPRODUCED, WITHIN_NOISE, NOT_REPRODUCED, NOT_RUN, ANSWERED)
 EXACT, MEANS, ONE_SEED = "exact", "means only", "one seed"
 # Shares of 1, shown as percentages like the lessons give them: the head statistics' from their table.
 PERCENT = {"probe_top1_p", "word_validity", "word_validity_stripped", "real_word_share", "speaker_line_share",
-           *heads.percent_metrics()}
+           "speaker_line_share_train", *heads.percent_metrics()}
 ORDERS = {ast.Gt: (False, True), ast.GtE: (False, False), ast.Lt: (True, True), ast.LtE: (True, False)}
 # (whether the margin is right − left, whether the comparison is strict)
 SYMBOLS = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
@@ -180,8 +180,12 @@ def compare(a, op, b, lookup, seeds) -> Comparison:
         return Comparison(text, holds, method=EXACT, label=text)
     flip, strict = ORDERS[type(op)]
     ta, tb = terms(a), terms(b)
-    label = f"{SHORT[type(op)]} {ast.unparse(b)}" if not tb else f"{SHORT[MIRROR[type(op)]]} {ast.unparse(a)}" \
-        if not ta else text
+    if not tb:  # against a constant: "≥ 0.9"
+        label = f"{SHORT[type(op)]} {ast.unparse(b)}"
+    elif not ta:
+        label = f"{SHORT[MIRROR[type(op)]]} {ast.unparse(a)}"
+    else:
+        label = text
     c = Comparison(text, holds, strict=strict, label=label)
     if seeds is None:
         return c

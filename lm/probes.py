@@ -50,9 +50,10 @@ def samples(model: GPT, corpus: Corpus, prompt: str, length: int, temperature: f
     scores = {"word_validity": [word_validity(t, words) for t in texts],
               "word_validity_stripped": [word_validity(t, stripped, strip=True) for t in texts],
               "real_word_share": [real_word_share(t, words) for t in texts],
-              # lesson 000's sample: speaker names in capitals and a colon, lines broken like verse
-              "speaker_line_share": [speaker_line_share(prompt + t) for t in texts],
-              "line_length": [line_length(prompt + t) for t in texts]}
+              # lesson 000's sample: speaker names in capitals and a colon, lines broken like verse (the
+              # prompt, itself a speaker tag, not counted)
+              "speaker_line_share": [speaker_line_share(t) for t in texts],
+              "line_length": [line_length(t) for t in texts]}
     out = {k: sum(v) / len(v) for k, v in scores.items()}
     out["speaker_line_share_train"] = speaker_line_share(corpus.train_text)
     out["line_length_train"] = line_length(corpus.train_text)

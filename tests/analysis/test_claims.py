@@ -414,3 +414,15 @@ def test_the_score_array_is_checked_as_measured_and_the_configs_count_is_a_predi
     assert "score_array_size" in measured.check and "predicted" not in measured.check
     v = judge(predicted, lambda v, k, s: 524288.0 * (4 if v == "context128" else 1))
     assert predicted.prediction and v.verdict == "" and v.ours == "4.000" and "no verdict" in v.note
+
+
+def test_the_store_gives_each_seeds_value_for_the_claims():
+    ex = Exercise(name="scaling", title="", lesson="", measures="", variants={"base": [], "slow": ["x=1"]},
+                  budget="base")
+    er = ExerciseRuns(ex, "scaling", FakeReader())
+    assert er.per_seed("base", "val_loss") == pytest.approx({1: 3.01, 2: 3.02})   # the newer run of seed 1
+    assert er.per_seed("slow", "val_loss", 200) == pytest.approx({1: 3.71, 2: 3.72})
+    assert er.per_seed("base", "val_loss", 50) is None and er.per_seed("fast", "val_loss") is None
+    assert er.per_seed("base", "val_loss_at_budget") is None        # interpolated on the mean curve: no seeds
+    v = judge(Claim(text="t", check="slow.val_loss < base.val_loss"), er.lookup, seeds=er.per_seed)
+    assert v.method == stats.PAIRED and v.seeds == "2" and v.verdict == REPRODUCED

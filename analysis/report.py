@@ -18,10 +18,10 @@ import pandas as pd
 
 from analysis import claims, figures, stats
 from analysis.document import Doc
-from analysis.heads import TL_CONVENTION, headline, strongest
 from analysis.store import ExerciseRuns, Reader, StoreError, sqlite_path
 from lm import exercises
 from lm.errors import ConfigError
+from lm.heads import STATISTICS, TL_CONVENTION, headline, strongest
 from lm.tracking import resolve_uri
 
 SEPARATOR = "\n\n---\n\n"   # between samples in samples.txt
@@ -141,17 +141,21 @@ def perplexity(doc: Doc, runs: dict[str, ExerciseRuns]):
 
 def claim_table(doc: Doc, runs: dict[str, ExerciseRuns]) -> dict[str, int]:
     doc.h(2, "The lessons' claims")
-    doc.p("Each claim's check (experiments/*.yaml) evaluated on our runs: reproduced when it holds, not reproduced "
-          "when it fails, not run when a variant or a number it needs is missing from the store (a quick store "
-          "logs no step 500, for instance). 'Ours' is the mean over seeds. A check that orders variants is also "
-          "read against the seeds: within seed noise when the 95% interval of a difference it relies on holds "
-          "zero, whichever way the means fell.")
+    doc.p("Each claim's check (experiments/*.yaml) evaluated on our runs. 'Ours' is the mean over seeds. Every "
+          "comparison in a check gets the 95% interval of its margin, the amount by which it holds: a paired "
+          "t-interval over the per-seed margins where the variants share their seeds (the same seed sees the same "
+          "batches), a "
+          "one-sample t-interval for one variant against a constant, Welch's where the seeds differ. A comparison "
+          "is reproduced when its interval lies above zero, not reproduced when it lies below, within seed noise "
+          "when it holds zero; a chain or an 'and' is reproduced only when every part is. Not run: a variant or a "
+          "number the check needs is missing from the store (a quick store logs no step 500, for instance).")
     rows = []
     for name, er in runs.items():
         for c in er.exercise.claims:
-            v = claims.judge(c, er.lookup, list(er.exercise.variants), er.values)
+            v = claims.judge(c, er.lookup, list(er.exercise.variants), er.per_seed, exercise=name)
             rows.append({"exercise": name, "claim": v.text, "lessons": v.lesson or "-", "ours": v.ours or "-",
-                         "verdict": v.verdict or "-", "note": v.note})
+                         "margin (95% interval)": v.interval or "-", "method": v.method or "-",
+                         "seeds": v.seeds or "-", "verdict": v.verdict or "-", "note": v.note})
     df = pd.DataFrame(rows)
     counts = df["verdict"].value_counts().to_dict() if len(df) else {}
     doc.p("; ".join(f"{counts.get(k, 0)} {k}" for k in claims.VERDICTS) + ".")
@@ -163,7 +167,8 @@ def comparisons(doc: Doc, runs: dict[str, ExerciseRuns]):
     doc.h(2, "Differences between variants")
     doc.p("Each variant against its exercise's reference: the variant whose training time is the budget, else the "
           "one that changes nothing (the exercise's base model), else the first listed. The difference is "
-          "variant − reference of the per-seed means, with a 95% Welch t-interval over seeds. The exercise that "
+          "variant − reference of the per-seed means, with a 95% t-interval over seeds: paired (over the per-seed "
+          "differences) where both were run with the same seeds, Welch's where not. The exercise that "
           "trains nothing (it samples another's models) is compared on word validity; the no-mask exercise also "
           "on the honest loss.")
     rows = []
@@ -183,10 +188,13 @@ def comparisons(doc: Doc, runs: dict[str, ExerciseRuns]):
                                  "difference (95% CI)": "-", "seeds": f"{len(a)} vs {len(b)}",
                                  "reading": f"not run: {v if not a else ref}"})
                     continue
-                d = stats.welch(a, b)
+                pa, pb = er.per_seed(v, key) or {}, er.per_seed(ref, key) or {}
+                same = sorted(pa) == sorted(pb)   # the same seeds see the same batches: pair them
+                d = stats.paired([pa[s] for s in sorted(pa)], [pb[s] for s in sorted(pb)]) if same else \
+                    stats.welch(a, b)
                 rows.append({**row, "variant mean": stats.mean_std(a), "reference mean": stats.mean_std(b),
-                             "difference (95% CI)": stats.interval(d), "seeds": f"{d.n_a} vs {d.n_b}",
-                             "reading": stats.reading(d, v)})
+                             "difference (95% CI)": stats.interval(d), "method": d.method,
+                             "seeds": f"{d.n_a} vs {d.n_b}", "reading": stats.reading(d, v)})
     if rows:
         doc.table(pd.DataFrame(rows))
     else:
@@ -282,15 +290,8 @@ def head_statistics(doc: Doc, runs: dict[str, ExerciseRuns], heads_by_run: dict)
             rows.append({"exercise": name, "variant": v,
                          "blocks × heads": f"{first['block'].max()} × {first['head'].max()}",
                          "strongest previous-token head": f"block {b}, head {h}",
-                         "1 back: best share": _pct(mean.get("heads_offset1_share_max")),
-                         "2 back: best share": _pct(mean.get("heads_offset2_share_max")),
-                         "prev-token max": _num(mean.get("heads_prev_token_max")),
-                         "duplicate max": _num(mean.get("heads_dup_token_max")),
-                         "word start max": _num(mean.get("heads_word_start_max")),
-                         "induction max": _num(mean.get("heads_induction_max")),
-                         "positional max": _num(mean.get("heads_positional_max")),
-                         "entropy (normalised) mean": _num(mean.get("heads_entropy_norm_mean")),
-                         "heaviest weight mean": _num(mean.get("heads_max_weight_mean")),
+                         **{f"{st.label}: {how}": (_pct if st.percent else _num)(mean.get(st.metric_name(how)))
+                            for st in STATISTICS for how in st.aggregate},
                          "seeds": len(tables)})
     if rows:
         doc.p("Per variant, the best head's score (max over heads) or the mean over heads, then the mean over "

@@ -1,4 +1,5 @@
-"""Numbers over seeds: mean ± std, Welch's interval for a difference, and interpolation at a time budget."""
+"""Numbers over seeds: mean ± std, 95% t-intervals for a difference (paired over seeds, Welch's, or one sample
+against a constant), the seeds a difference would need, and interpolation at a time budget."""
 import math
 from dataclasses import dataclass
 
@@ -19,6 +20,9 @@ def mean_std(values, digits: int = 3) -> str:
     return f"{np.mean(v):.{digits}f} ± {np.std(v, ddof=1):.{digits}f}"
 
 
+PAIRED, WELCH, ONE_SAMPLE = "paired t", "Welch t", "one-sample t"
+
+
 @dataclass
 class Difference:
     diff: float                 # mean(a) - mean(b)
@@ -26,6 +30,8 @@ class Difference:
     high: float | None = None
     n_a: int = 0
     n_b: int = 0
+    method: str = WELCH         # PAIRED (per-seed differences), WELCH, or ONE_SAMPLE (against a constant)
+    sd: float = 0.0             # the spread the interval rests on: of the differences, or pooled for Welch
 
     @property
     def wording(self) -> str:
@@ -42,15 +48,51 @@ def welch(a, b, confidence: float = 0.95) -> Difference:
     d = Difference(float(a.mean() - b.mean()), n_a=len(a), n_b=len(b))
     if len(a) < 2 or len(b) < 2:
         return d
-    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
-    se = math.sqrt(va + vb)
-    if se == 0:  # every seed gave the same number on both sides: the difference is exact
+    d.sd = float(math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2))
+    if a.var() == 0 and b.var() == 0:  # every seed gave the same number on both sides: the difference is exact
         d.low = d.high = d.diff
         return d
-    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
-    half = stats.t.ppf(0.5 + confidence / 2, df) * se
-    d.low, d.high = d.diff - half, d.diff + half
+    ci = stats.ttest_ind(a, b, equal_var=False).confidence_interval(confidence)
+    d.low, d.high = float(ci.low), float(ci.high)
     return d
+
+
+def paired(a, b, confidence: float = 0.95) -> Difference:
+    """The mean of the per-seed differences a[i] - b[i] with a t-interval over them: for runs that pair by seed
+    (the same seed sees the same batches in the same order), which removes what the seeds share."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.shape != b.shape:
+        raise ValueError(f"paired values need one per seed on each side, got {len(a)} and {len(b)}")
+    return one_sample(a - b, 0.0, confidence, PAIRED)
+
+
+def one_sample(x, c: float = 0.0, confidence: float = 0.95, method: str = ONE_SAMPLE) -> Difference:
+    """mean(x) - c with the t-interval over the values of x."""
+    x = np.asarray(x, float)
+    d = Difference(float(x.mean() - c), n_a=len(x), n_b=len(x), method=method)
+    if len(x) < 2:
+        return d
+    d.sd = float(x.std(ddof=1))
+    if d.sd <= 1e-12 * max(1.0, abs(float(x.mean()))):  # every seed gave the same difference (to round-off): exact
+        d.sd = 0.0
+        d.low = d.high = d.diff
+        return d
+    ci = stats.ttest_1samp(x, c).confidence_interval(confidence)  # of mean(x)
+    d.low, d.high = float(ci.low) - c, float(ci.high) - c
+    return d
+
+
+def seeds_needed(d: Difference, confidence: float = 0.95, most: int = 100) -> int | None:
+    """Roughly how many seeds per variant would give a 95% interval that excludes zero, were the difference and
+    the spread the ones observed: the smallest n with t(n-1) · sd · √(k/n) < |diff| (k = 2 for Welch's two
+    samples, 1 for paired or one-sample); None if more than `most`, or if there is no spread to go on."""
+    if d.sd <= 0 or d.diff == 0:
+        return None
+    k = 2 if d.method == WELCH else 1
+    for n in range(2, most + 1):
+        if stats.t.ppf(0.5 + confidence / 2, n - 1) * d.sd * math.sqrt(k / n) < abs(d.diff):
+            return n
+    return None
 
 
 def reading(d: Difference, variant: str) -> str:

@@ -177,6 +177,21 @@ class ExerciseRuns:
             return self.rows(variant)[col].dropna().mode().iloc[0]
         raise NotRun(f"{variant}.{key} was not logged")
 
+    def per_seed(self, variant: str, key: str, step: int | None = None) -> dict[int, float] | None:
+        """The claims' per-seed lookup: {seed: value} of a final metric or of the value logged at `step`; None for
+        what has no per-seed form (a tag, the time budget) or was not logged."""
+        if variant not in self.variants or key == "val_loss_at_budget":
+            return None
+        if step is not None:
+            h = self.history(variant, key)
+            at = h[h["step"] == step].dropna(subset=["value"])
+            return {int(s): float(v) for s, v in zip(at["seed"], at["value"])} or None
+        col = f"metrics.{key}"
+        if col not in self.finished:
+            return None
+        rows = self.rows(variant)[["seed", col]].dropna()
+        return {int(s): float(v) for s, v in zip(rows["seed"], rows[col])} or None
+
     def budget(self) -> pd.DataFrame | None:
         """Each variant's validation loss at the budget variant's training time (the mean of its seeds' total
         train_time_s), interpolated linearly on the variant's mean-over-seeds curve of loss against time."""

@@ -30,7 +30,7 @@ from tqdm import tqdm
 from lm import config, launchers, train
 from lm.callbacks import StepRecorder
 from lm.data import load_corpus
-from lm.model import GPT, GPTConfig
+from lm.model import GPT, GPTConfig, train_flops
 from lm.sample import generate
 
 SECTIONS = ("train", "sample", "suite", "memory")
@@ -77,16 +77,6 @@ def parse(argv: list[str]) -> Options:
 
 # ---------------------------------------------------------------------------------------------------------------
 # FLOPs and the matmul rate
-
-
-def train_flops(c: GPTConfig, batch_size: int) -> int:
-    """Model FLOPs of one training step: 6 · N · B · T for the weight matmuls (forward 2, backward 4 per weight per
-    token; N = 12 · n_layer · d² + V · d, embeddings excluded as lookups) plus 12 · n_layer · B · T² · d for the
-    attention scores and their weighted sums (QKᵀ and AV, forward and backward, the full T×T as the lessons count
-    it). Norms, activations, softmax and the optimizer are not counted."""
-    B, T, d, L, V = batch_size, c.block_size, c.n_embd, c.n_layer, c.vocab_size
-    n_matmul = 12 * L * d * d + V * d
-    return 6 * n_matmul * B * T + 12 * L * B * T * T * d
 
 
 def matmul_shapes(c: GPTConfig, batch_size: int) -> list[tuple[int, int, int]]:
@@ -376,7 +366,7 @@ def bench_memory(o: Options, table: Table, scratch: str) -> None:
                  for steps in (n, 2 * n)]
         a, b = (wait_rss(p) for p in procs)
         table.add(f"{label}: {n} → {2 * n} steps", f"{a:.0f} → {b:.0f} MB", f"{b - a:+.0f} MB")
-    libraries = wait_rss(peak_rss_mb([], scratch, "imports", "import lm.train, lm.probes, analysis.heads"))
+    libraries = wait_rss(peak_rss_mb([], scratch, "imports", "import lm.train, lm.probes, lm.heads"))
     table.add("of which the libraries, imported and nothing else", f"{libraries:.0f} MB")
 
 

@@ -29,6 +29,7 @@ class Claim:
     lesson: str | None = None   # the lessons' own figure, as they give it
     answer: str | None = None   # for a question: the metric whose best variant is the answer
     best: str = "min"
+    prediction: bool = False    # worked out before running, shown beside the lesson's figure without a verdict
 
 
 @dataclass

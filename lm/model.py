@@ -16,6 +16,7 @@ class GPTConfig:
     n_embd: int = 64
     mask: bool = True           # causal mask; without it every position can read its own answer
     pos_emb: bool = True        # learned position vectors; without them attention sees a bag of characters
+    scale_attn: bool = True     # scores q·k / √d_head; without it their spread at init is √d_head, not 1
     norm: str = "layer"         # "layer" (lesson 000) or "rms" (microgpt)
     norm_affine: bool = True    # a learned gain in every norm (and a shift, for layer norm with biases)
     embed_norm: bool = False    # microgpt normalises the embeddings before the first block
@@ -48,6 +49,16 @@ def n_params(c: GPTConfig) -> int:
             + c.n_layer * block + c.vocab_size * d + c.vocab_size * b)
 
 
+def train_flops(c: GPTConfig, batch_size: int) -> int:
+    """Model FLOPs of one training step: 6 · N · B · T for the weight matmuls (forward 2, backward 4 per weight per
+    token; N = 12 · n_layer · d² + V · d, embeddings excluded as lookups) plus 12 · n_layer · B · T² · d for the
+    attention scores and their weighted sums (QKᵀ and AV, forward and backward, the full T×T as the lessons count
+    it). Norms, activations, softmax and the optimizer are not counted."""
+    B, T, d, L, V = batch_size, c.block_size, c.n_embd, c.n_layer, c.vocab_size
+    n_matmul = 12 * L * d * d + V * d
+    return 6 * n_matmul * B * T + 12 * L * B * T * T * d
+
+
 def make_norm(c: GPTConfig) -> nn.Module:
     if c.norm == "layer":
         return nn.LayerNorm(c.n_embd, eps=1e-5, elementwise_affine=c.norm_affine, bias=c.bias and c.norm_affine)
@@ -58,6 +69,7 @@ class CausalSelfAttention(nn.Module):
     def __init__(self, c: GPTConfig, layer: int):
         super().__init__()
         self.layer, self.n_head, self.mask, self.dropout = layer, c.n_head, c.mask, c.dropout
+        self.scale = None if c.scale_attn else 1.0   # None: SDPA's own 1/√d_head
         self.c_attn = nn.Linear(c.n_embd, 3 * c.n_embd, bias=False)   # W_q, W_k, W_v side by side
         self.c_proj = nn.Linear(c.n_embd, c.n_embd, bias=c.bias)      # W_o joins the heads
         self.resid_dropout = nn.Dropout(c.dropout)
@@ -68,14 +80,14 @@ class CausalSelfAttention(nn.Module):
         causal = self.mask and T > 1
         weights = None
         if need_weights:  # the analysis path: the same sums, written out so the weights can be kept
-            scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+            scores = q @ k.transpose(-2, -1) * (self.scale or 1 / math.sqrt(q.size(-1)))
             if causal:
                 scores = scores.masked_fill(~torch.ones(T, T, dtype=torch.bool, device=x.device).tril(), -math.inf)
             weights = scores.softmax(-1)
             y = F.dropout(weights, self.dropout, self.training) @ v
         else:
             y = F.scaled_dot_product_attention(q, k, v, is_causal=causal,
-                                               dropout_p=self.dropout if self.training else 0.0)
+                                               dropout_p=self.dropout if self.training else 0.0, scale=self.scale)
         y = y.transpose(1, 2).contiguous().view(B, T, C)
         return self.resid_dropout(self.c_proj(y)), weights
 
@@ -182,8 +194,9 @@ class GPT(nn.Module):
         wte, wpe = self.wte.weight, self.wpe.weight if self.wpe is not None else None
         ln_e, ln_f, head = self.ln_e.forward, self.ln_f.forward, linear(self.lm_head)
         blocks = [(torch.empty(size, 3 * C, device=wte.device, dtype=wte.dtype),  # q, k, v of every position
-                   b.attn.n_head, b.attn.mask, b.ln_1.forward, linear(b.attn.c_attn), linear(b.attn.c_proj),
-                   b.ln_2.forward, linear(b.mlp.c_fc), b.mlp.act.forward, linear(b.mlp.c_proj)) for b in self.h]
+                   b.attn.n_head, b.attn.mask, b.attn.scale, b.ln_1.forward, linear(b.attn.c_attn),
+                   linear(b.attn.c_proj), b.ln_2.forward, linear(b.mlp.c_fc), b.mlp.act.forward,
+                   linear(b.mlp.c_proj)) for b in self.h]
 
         def step(ids: list[int], start: int) -> torch.Tensor:
             T, end = len(ids), start + len(ids)
@@ -196,10 +209,10 @@ class GPT(nn.Module):
             if wpe is not None:
                 x = x + (wpe[start] if T == 1 else wpe[:end])
             x = ln_e(x)
-            for qkv, n_head, mask, ln_1, c_attn, c_proj, ln_2, c_fc, act, mlp_proj in blocks:
+            for qkv, n_head, mask, scale, ln_1, c_attn, c_proj, ln_2, c_fc, act, mlp_proj in blocks:
                 qkv[start:end] = c_attn(ln_1(x))
                 q, k, v = qkv[:end].view(1, end, 3, n_head, C // n_head).transpose(1, 3).unbind(2)
-                y = F.scaled_dot_product_attention(q[:, :, start:], k, v, is_causal=mask and T > 1)
+                y = F.scaled_dot_product_attention(q[:, :, start:], k, v, is_causal=mask and T > 1, scale=scale)
                 x = x + c_proj(y.transpose(1, 2).reshape(x.shape))
                 x = x + mlp_proj(act(c_fc(ln_2(x))))
             return head(ln_f(x if T == 1 else x[-1]))

@@ -5,11 +5,12 @@ import math
 import pandas as pd
 import torch
 
-from analysis import heads
+from lm import heads
 from lm.data import Corpus
 from lm.model import GPT
 from lm.module import honest_loss, token_losses
-from lm.sample import generate, next_char_probs, real_word_share, training_words, word_validity
+from lm.sample import (generate, line_length, next_char_probs, real_word_share, speaker_line_share, training_words,
+                       word_validity)
 
 
 @torch.no_grad()
@@ -48,8 +49,15 @@ def samples(model: GPT, corpus: Corpus, prompt: str, length: int, temperature: f
     words, stripped = training_words(corpus.train_text), training_words(corpus.train_text, strip=True)
     scores = {"word_validity": [word_validity(t, words) for t in texts],
               "word_validity_stripped": [word_validity(t, stripped, strip=True) for t in texts],
-              "real_word_share": [real_word_share(t, words) for t in texts]}
-    return {"texts": [prompt + t for t in texts], "scores": {k: sum(v) / len(v) for k, v in scores.items()}}
+              "real_word_share": [real_word_share(t, words) for t in texts],
+              # lesson 000's sample: speaker names in capitals and a colon, lines broken like verse (the
+              # prompt, itself a speaker tag, not counted)
+              "speaker_line_share": [speaker_line_share(t) for t in texts],
+              "line_length": [line_length(t) for t in texts]}
+    out = {k: sum(v) / len(v) for k, v in scores.items()}
+    out["speaker_line_share_train"] = speaker_line_share(corpus.train_text)
+    out["line_length_train"] = line_length(corpus.train_text)
+    return {"texts": [prompt + t for t in texts], "scores": out}
 
 
 @torch.no_grad()
@@ -65,13 +73,55 @@ def attention_on(model: GPT, corpus: Corpus, line: str) -> dict:
 
 @torch.no_grad()
 def head_statistics(model: GPT, corpus: Corpus, batches, windows: int, skip: int) -> pd.DataFrame:
-    x = torch.cat([b[0] for b in batches])[:windows]
+    """heads.head_table on validation windows; of documents, only the rows that read a real character (a name's
+    BOS and letters), never the padding after its end, whose target is -1."""
+    x, y = (torch.cat(t)[:windows] for t in zip(*batches))
     _, maps = model.attention_maps(x)
     boundary = {corpus.stoi[c] for c in " \n" if c in corpus.stoi} | ({corpus.bos} if corpus.documents else set())
-    table = heads.head_table([m.float().cpu() for m in maps], x.cpu(), boundary, skip=min(skip, x.size(1) - 1))
+    real = (y >= 0).cpu() if corpus.documents else None
+    table = heads.head_table([m.float().cpu() for m in maps], x.cpu(), boundary, skip=min(skip, x.size(1) - 1),
+                             real=real)
     exclude = {corpus.bos} if corpus.documents else set()
     induction = heads.induction_score(model, model.config.vocab_size, exclude=exclude)
     return table.merge(induction, on=["block", "head"])
+
+
+@torch.no_grad()
+def score_array_size(model: GPT, batch_size: int) -> int:
+    """One layer's score array as the forward pass makes it: the number of attention weights block 1 holds for a
+    batch of full windows (lesson 000 counts batch × heads × context²; this measures it)."""
+    x = torch.zeros(batch_size, model.config.block_size, dtype=torch.long, device=next(model.parameters()).device)
+    _, maps = model.attention_maps(x)
+    return maps[0].numel()
+
+
+@torch.no_grad()
+def attention_at_init(model: GPT, x: torch.Tensor) -> dict:
+    """Lesson 000's case for the 1/√d, measured on the untrained model: the spread (std) of the raw q·k over every
+    causal (query, key) pair of every head, the spread of the scores the softmax sees (q·k / √d_head, or q·k
+    itself without the scaling), and how one-hot the softmax then is: the mean heaviest weight and the mean
+    entropy (nats) of the rows that have more than one key."""
+    inputs = []
+    hooks = [b.attn.register_forward_pre_hook(lambda m, args: inputs.append(args[0])) for b in model.h]
+    try:
+        _, maps = model.attention_maps(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    B, T = x.shape
+    causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+    raw = []
+    for block, a in zip(model.h, inputs):
+        C, H = a.size(-1), block.attn.n_head
+        q, k, _ = (t.view(B, T, H, C // H).transpose(1, 2) for t in block.attn.c_attn(a).split(C, 2))
+        raw.append((q @ k.transpose(-2, -1))[..., causal])       # (B, H, pairs)
+    raw = torch.cat([r.flatten() for r in raw])
+    d_head = model.config.n_embd // model.config.n_head
+    w = torch.cat([m[:, :, 1:].flatten(0, 2) for m in maps])      # rows 1 … T-1 of every head: (rows, T)
+    return {"init_qk_std": raw.std().item(),
+            "init_score_std": raw.std().item() / (math.sqrt(d_head) if model.config.scale_attn else 1.0),
+            "init_max_weight": w.max(-1).values.mean().item(),
+            "init_entropy": torch.special.entr(w).sum(-1).mean().item()}
 
 
 def to_json(obj) -> str:

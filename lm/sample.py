@@ -100,6 +100,22 @@ def word_validity(text: str, vocabulary: set[str], strip: bool = False) -> float
     return sum(w in vocabulary for w in words) / len(words) if words else 0.0
 
 
+SPEAKER = re.compile(r"[A-Z][A-Z' ]*[A-Z]:")  # a line that is a name in capitals followed by a colon
+
+
+def speaker_line_share(text: str) -> float:
+    """The share of non-empty lines that are a speaker tag in lesson 000's sense, a name in capitals followed by a
+    colon ('JULIET:'), nothing else on the line."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return sum(bool(SPEAKER.fullmatch(ln)) for ln in lines) / len(lines) if lines else 0.0
+
+
+def line_length(text: str) -> float:
+    """The mean length in characters of the non-empty lines: verse breaks its lines short, prose runs on."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return sum(map(len, lines)) / len(lines) if lines else 0.0
+
+
 def real_word_share(text: str, vocabulary: set[str]) -> float:
     """The share of all the text's characters, whitespace included, that lie in whitespace-separated words found
     in the training text. Unlike word validity it stays low for garbage with hardly a word in it (a run of newlines

@@ -19,17 +19,17 @@ import torch
 from omegaconf import OmegaConf
 from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
 
-from analysis.heads import headline
+from lm.heads import headline
 from lm import checkpoint, config, devices, faults, probes
 from lm.callbacks import Diverged, RunLogger, StepRecorder
 from lm.config import ConfigError, RunConfig
 from lm.data import Corpus, CorpusDataModule, DataError, load_corpus
-from lm.model import n_params
+from lm.model import n_params, train_flops
 from lm.module import LitGPT
 from lm.tracking import Store, TrackingError
 
 # The toggles, also logged under these flat names so MLflow's compare view lines them up.
-TOGGLES = ("mask", "pos_emb", "n_head", "n_layer", "n_embd", "block_size")
+TOGGLES = ("mask", "pos_emb", "scale_attn", "n_head", "n_layer", "n_embd", "block_size")
 USER_ERRORS = (ConfigError, DataError, TrackingError, checkpoint.CheckpointError)
 
 
@@ -173,8 +173,11 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
     logger.log_hyperparams(params(cfg))  # MLflow accepts a param logged again with the same value
     store.log_metrics(run_id, {"n_params": sum(p.numel() for p in module.parameters()),
                                "predicted_params": n_params(cfg.model),
-                               # one layer's score array, batch × heads × context², as lesson 000 counts it
-                               "score_array_size": cfg.train.batch_size * cfg.model.n_head * cfg.model.block_size ** 2,
+                               # one layer's score array, batch × heads × context², predicted as lesson 000
+                               # counts it (the forward pass's own is measured at the end: score_array_size)
+                               "predicted_score_array_size":
+                                   cfg.train.batch_size * cfg.model.n_head * cfg.model.block_size ** 2,
+                               "flops_per_step": train_flops(cfg.model, cfg.train.batch_size),
                                **corpus.baselines()})
     # A write to the store takes milliseconds (10 for 50 points, 35 for 500), so the curve goes in batches of 500.
     recorder = StepRecorder(store, run_id, every=min(500, cfg.eval.every),
@@ -185,7 +188,8 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
         store.client.set_tag(run_id, "init_from_run", init_run)
     else:
         if not store.logged(run_id, "val_loss", 0):  # the untrained model, as lesson 000 reports it (4.644 there)
-            store.log_metrics(run_id, {"val_loss": probes.validation(module.model, dm.val)["val_loss"]}, 0)
+            store.log_metrics(run_id, {"val_loss": probes.validation(module.model, dm.val)["val_loss"],
+                                       **probes.attention_at_init(module.model, dm.val[0][0])}, 0)
         # auto: CUDA, else MPS, else CPU; bf16 autocast and TF32 matmuls on CUDA
         accelerator, precision = devices.select(cfg.runtime.accelerator, cfg.runtime.precision)
         devices.prepare(accelerator)
@@ -239,6 +243,7 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
         metrics["tokens_per_s"] = cfg.train.batch_size * cfg.model.block_size * 1000 / recorder.ms_per_step
     probe = probes.probe(model, corpus, cfg.data.probe)
     metrics["probe_top1_p"] = probe["top"][0][1]
+    metrics["score_array_size"] = probes.score_array_size(model, cfg.train.batch_size)
     sample = probes.samples(model, corpus, cfg.data.sample_prompt, cfg.sample.length, cfg.sample.temperature,
                             cfg.sample.count, cfg.sample.seed)
     metrics.update(sample["scores"])

@@ -2,11 +2,12 @@
 import math
 import re
 
+import pandas as pd
 import pytest
 import torch
 from torch import nn
 
-from analysis.heads import TL_CONVENTION, head_table, headline, induction_score, strongest
+from lm.heads import STATISTICS, TL_CONVENTION, head_table, headline, induction_score, percent_metrics, strongest
 from lm.model import GPT, GPTConfig
 
 T, SKIP = 24, 8
@@ -203,3 +204,63 @@ def test_real_gpt(mask):
 def test_convention_is_quotable():
     assert '"mul"' in TL_CONVENTION and "\n" not in TL_CONVENTION
     assert "exclude_current_token" in TL_CONVENTION
+
+
+# --- the table of statistics -----------------------------------------------------------------------------
+def test_every_statistic_in_the_table_is_a_column_and_every_aggregate_a_logged_metric():
+    idx = windows()
+    maps = [torch.cat([prev_token(idx), uniform(idx)], 1), torch.cat([uniform(idx), prev_token(idx)], 1)]
+    table = head_table(maps, idx, BOUNDARY, skip=SKIP).assign(induction_score=0.5)
+    assert {s.name for s in STATISTICS} <= set(table.columns)
+    numbers = headline(table)
+    expected = {s.metric_name(how, b) for s in STATISTICS for how in s.aggregate
+                for b in (None, *((1, 2) if s.per_block else ()))}
+    assert set(numbers) == expected
+    assert percent_metrics() >= {"heads_offset1_share_max", "heads_offset1_share_max_block1",
+                                 "heads_last3_mass_mean_block1"}
+
+
+def test_headline_aggregates_over_heads_and_over_each_block_alone():
+    idx = windows()
+    back2 = pattern(idx, lambda ids, i: max(i - 2, 0))
+    # block 1: a 1-back head and a 2-back head; block 2: a uniform head and a 2-back head
+    table = head_table([torch.cat([prev_token(idx), back2], 1), torch.cat([uniform(idx), back2], 1)], idx,
+                       BOUNDARY, skip=SKIP)
+    numbers = headline(table)
+    assert numbers["heads_offset1_share_max"] == 1.0 and numbers["heads_offset1_share_max_block1"] == 1.0
+    assert numbers["heads_offset1_share_max_block2"] == pytest.approx(table.loc[2, "offset1_share"])
+    assert numbers["heads_offset1_share_max_block2"] < 0.2
+    assert numbers["heads_offset2_share_max_block2"] == 1.0
+    assert numbers["heads_last3_mass_mean_block1"] == pytest.approx(1.0)
+    assert numbers["heads_positional_mean_block1"] == pytest.approx(table.loc[:1, "positional_score"].mean())
+    assert numbers["heads_max_weight_mean"] == pytest.approx(table["max_weight"].mean())
+
+
+def test_headline_defaults_leave_out_what_is_missing_or_nan():
+    table = pd.DataFrame({"block": [1, 1], "head": [1, 2], "prev_token_score": [0.2, 0.7],
+                          "word_start_score": [math.nan, math.nan]})
+    assert headline(table) == {"heads_prev_token_max": 0.7}
+    assert headline(pd.DataFrame({"block": [], "head": []})) == {}
+
+
+def test_a_share_of_positions_counts_every_offset_not_only_the_most_common():
+    idx = windows(n=2)
+    # window 1 reads one back, window 2 two back: 50% each, and the most common offset is a tie
+    w = torch.cat([prev_token(idx[:1]), pattern(idx[1:], lambda ids, i: max(i - 2, 0))])
+    r = row([w], idx)
+    assert r["offset1_share"] == pytest.approx(0.5) and r["offset2_share"] == pytest.approx(0.5)
+
+
+def test_padding_rows_are_left_out_of_every_statistic():
+    idx = windows(n=2)
+    real = torch.ones(2, T, dtype=torch.bool)
+    real[:, 16:] = False                 # the end of each window is padding after a document's end
+    # real rows read one back; the padding rows read themselves (BOS), as a model's padding might
+    w = pattern(idx, lambda ids, i: max(i - 1, 0) if i < 16 else i)
+    with_padding = head_table([w], idx, BOUNDARY, skip=SKIP).iloc[0]
+    r = head_table([w], idx, BOUNDARY, skip=SKIP, real=real).iloc[0]
+    assert with_padding["offset1_share"] == pytest.approx(0.5)
+    assert r["offset1_share"] == 1.0 and r["offset"] == 1 and r["m0"] == 0 and r["m1"] == pytest.approx(1.0)
+    assert r["prev_token_score"] == pytest.approx(1.0) and r["distance"] == pytest.approx(1.0)
+    none = head_table([w], idx, BOUNDARY, skip=SKIP, real=torch.zeros(2, T, dtype=torch.bool)).iloc[0]
+    assert math.isnan(none["max_weight"]) and math.isnan(none["word_start_score"])

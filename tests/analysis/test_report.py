@@ -65,10 +65,17 @@ def test_tables_hold_the_numbers(quick_report):
     assert "| - | uniform guess (shakespeare) | - | - | 4.174 | 65.00 | - |" in md
     assert re.search(r"\| baseline \| base \| \(as the exercise's base\) \| 20 \| \d\.\d{3} \| [\d.]+ \| 1 \|", md)
     # The quick suite logs no step 500, so the curve's claims are not run; the parameter count is reproduced.
-    assert re.search(r"\| Validation loss after 500 steps \| 2\.090 \| - \| not run \|", md)
-    assert re.search(r"\| The model has this many parameters \| 112,193 \| 112,193 \| reproduced \|", md)
+    # Columns: claim, the lessons' figure, ours, the margin's 95% interval, its method, seeds, verdict, note.
+    assert re.search(r"\| Validation loss after 500 steps \| 2\.090 \| - \| - \| - \| - \| not run \|", md)
+    assert re.search(r"\| The model has this many parameters \| 112,193 \| 112,193 \| - \| exact \| - \| "
+                     r"reproduced \|", md)
     assert re.search(r"\| Which change helps most for the same training time\? \| asked, not answered \| \w+ "
-                     r"\(val_loss_at_budget \d\.\d{3}\) \| answered \|", md)
+                     r"\(val_loss_at_budget \d\.\d{3}\) \| - \| - \| - \| answered \|", md)
+    # A two-sided band read on one seed: each side's margin, no interval, the seed count.
+    assert re.search(r"\| The untrained model's validation loss \| 4\.644 \| \d\.\d{3} \| ≥ 4\.544: [+-]\d\.\d{3}; "
+                     r"≤ 4\.744: [+-]\d\.\d{3} \| one seed \| 1 \| (not )?reproduced \|", md)
+    assert re.search(r"\| heads \| Four heads beat one head of the same width \| .* \| [+-]\d\.\d{3} \| "
+                     r"one seed \| 1 \|", md)
     assert "one seed: no interval" in md
     assert "None: every run in the store finished." in md
     # Head statistics: the convention, the numbering, and lesson 000's lines for every baseline head.
@@ -150,7 +157,7 @@ def test_runs_that_logged_almost_nothing(store_copy, tmp_path):
     assert rc == 0, stderr
     md = (tmp_path / "out" / "report.md").read_text()
     assert "| nopos | nopos | model.pos_emb=false | - | 2.500 | 12.18 | 1 |" in md
-    assert re.search(r"\| The model has this many parameters \| 112,193 \| - \| not run \|", md)
+    assert re.search(r"\| The model has this many parameters \| 112,193 \| - \| - \| - \| - \| not run \|", md)
     # Only the validation curve has anything to draw: one point.
     assert [p.name for p in (tmp_path / "out" / "figures").iterdir()] == ["learning_curves.png"]
 

@@ -16,7 +16,7 @@ PROMPT ?=
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: train ablations ablations-quick sample report ui test reliability bench clean
+.PHONY: train ablations ablations-quick sample report export ui test reliability bench clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -40,6 +40,9 @@ sample: $(VENV)/.installed  ## text from the newest `make train` run (RUN=<id>, 
 
 report: $(VENV)/.installed  ## reports/report.html and reports/report.md from the MLflow store
 	$(PY) -m analysis.report $(ARGS)
+
+export: $(VENV)/.installed  ## the runs, their histories and per-variant aggregates as Parquet and CSV (reports/export)
+	$(PY) -m analysis.runs $(ARGS)
 
 ui: $(VENV)/.installed  ## MLflow's UI over the store, on this machine only (PORT=5001; HOST=0.0.0.0 exposes it: see README)
 	$(PY) -m lm.ui --host '$(HOST)' --port '$(PORT)' $(ARGS)

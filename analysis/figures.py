@@ -117,14 +117,16 @@ def curves(df: pd.DataFrame, hlines: dict[str, float], title: str):
     return fig
 
 
-def _interval_points(ax, g: pd.DataFrame, x: str, colour, name: str, jitter: float = 0.0):
-    """The mean of value per x with its 95% t-interval over seeds (from the notebook API), and each seed."""
+def _interval_points(ax, g: pd.DataFrame, x: str, colour, name: str, line: bool = True):
+    """The mean of value per x with its 95% t-interval over seeds (from the notebook API), and each seed; joined
+    by a line where x is a quantity, not where it names categories."""
     from analysis.runs import summary
 
     s = pd.DataFrame([{x: k, **summary(v["value"])} for k, v in g.groupby(x, sort=True)])
     err = np.array([s["mean"] - s["low"], s["high"] - s["mean"]]).astype(float)
-    ax.errorbar(s[x], s["mean"], yerr=np.nan_to_num(err), color=colour, marker="o", capsize=4, lw=1.5, label=name)
-    ax.scatter(g[x] + jitter, g["value"], color="black", s=14, alpha=0.6, zorder=3)
+    ax.errorbar(s[x], s["mean"], yerr=np.nan_to_num(err), color=colour, marker="o", capsize=4, lw=1.5, label=name,
+                ls="-" if line else "none")
+    ax.scatter(g[x], g["value"], color="black", s=14, alpha=0.6, zorder=3)
 
 
 def finals(df: pd.DataFrame, title: str):
@@ -135,8 +137,9 @@ def finals(df: pd.DataFrame, title: str):
     order = list(dict.fromkeys(df["variant"]))
     for ax, m in zip(axes[0], metrics):
         g = df[df["metric"] == m].assign(x=lambda d: d["variant"].map(order.index).astype(float))
-        _interval_points(ax, g, "x", "tab:blue", "mean over seeds (95% interval)")
+        _interval_points(ax, g, "x", "tab:blue", "mean over seeds (95% interval)", line=False)
         ax.set_xticks(range(len(order)), order)
+        ax.set_xlim(-0.5, len(order) - 0.5)
         ax.set(title=m, xlabel="variant", ylabel=m)
     fig.suptitle(title, fontsize=13)
     fig.tight_layout()

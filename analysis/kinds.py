@@ -223,7 +223,7 @@ class Heads(Kind):
             return ctx.doc.p("No head statistics (heads.csv) in this exercise's runs.")
         ctx.figure(self.name, figures.head_maps(maps, stats_, f"{er.exercise.title}: head statistics"),
                    "Each head's statistics (heads.csv: blocks down, heads across, numbered from 1), the mean over "
-                   "seeds; one colour scale per statistic.")
+                   "seeds; the colours run from 0 to 1 for a statistic that is a share, else over its range.")
 
 
 @dataclass
@@ -244,7 +244,7 @@ class Attention(Kind):
             return ctx.doc.p("No attention maps (attention.json) in this exercise's runs.")
         line = "".join(maps[0][1]["chars"])
         ctx.figure(self.name, figures.attention_grid(maps, f"{er.exercise.title}: every head on {line!r}"),
-                   f"Attention weights of every head ({', '.join(first_seed_note(er, v) for v, _ in maps)}) on "
+                   f"Attention weights of every head ({'; '.join(first_seed_note(er, v) for v, _ in maps)}) on "
                    f"{line!r}: one row per query character, one column per key it reads; above the diagonal is "
                    f"masked. ␣ is a space.")
 

@@ -65,13 +65,18 @@ def table(quick: bool = False, ablations="all", tracking_uri: str | None = None)
         out = pd.DataFrame(columns=[*KEYS, "experiment", "status", "counted", "run_id", "start_time"])
     else:
         raw = pd.concat(parts, ignore_index=True)
-        params = {c: c.removeprefix("params.") for c in raw if c.startswith("params.")
-                  and not c.startswith("params.tracking.") and c != "params.config_hash"}
-        metrics = {c: c.removeprefix("metrics.") for c in raw if c.startswith("metrics.")}
-        out = raw[[*KEYS, "experiment", "status", "counted", "run_id", "start_time", *params, *metrics]] \
+        first = [*KEYS, "experiment", "status", "counted", "run_id", "start_time"]
+        params = {c: c.removeprefix("params.") for c in raw if c.startswith("params.")  # seed: the key's already
+                  and not c.startswith("params.tracking.") and c.removeprefix("params.") not in (*first, "config_hash")}
+        metrics = {c: c.removeprefix("metrics.") for c in sorted(raw) if c.startswith("metrics.")}
+        out = raw[[*first, *params, *metrics]] \
             .rename(columns={**params, **metrics})
         for c in params.values():
             out[c] = _typed(out[c])
+        # The toggles are logged twice, flat (n_head) and under their config name (model.n_head): one column each.
+        twins = [f"model.{c}" for c in params.values() if f"model.{c}" in out and out[f"model.{c}"].equals(out[c])]
+        out = out.drop(columns=twins)
+        out = out[[*first, *sorted(set(params.values()) - set(twins)), *metrics.values()]]
         out.attrs["metrics"] = list(metrics.values())
     out.attrs["tracking_uri"] = uri
     return out.reset_index(drop=True)

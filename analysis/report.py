@@ -3,7 +3,9 @@
     python -m analysis.report [quick=true] [ablations=[baseline,heads]] [out=reports] [log=false] [tracking_uri=...]
 
 Everything is read through MLflow's client (search_runs, metric histories, artifacts), so the report is the same
-on a remote tracking server. The store is found as training finds it: MLFLOW_TRACKING_URI, else TINYGPT_STORE,
+on a remote tracking server. This module is the document's frame (overview, perplexity, claims, comparisons,
+failures, head statistics); each exercise's section is what the `report:` block of its YAML declares
+(analysis/sections), for the files of $TINYGPT_EXPERIMENTS (else experiments/) and the store's own exercises. The store is found as training finds it: MLFLOW_TRACKING_URI, else TINYGPT_STORE,
 else ./mlruns/mlflow.db. Exit status: 0 written, 1 nothing to report, 2 a bad option.
 """
 import math
@@ -325,17 +327,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         opts = parse(argv)
         files = exercises.load_all()
-        for ex in files.values():  # a kind or an option that does not exist: before anything is read
+        for ex in files.values():  # a kind or an option that does not exist: one line before anything is read
             sections.entries(ex)
-        exercises.select(opts.ablations, files)
-        named_in_store = False
-    except ConfigError as e:
-        named_in_store = "unknown ablation" in str(e)  # perhaps an exercise only the store holds
-        failure = e
-        if not named_in_store:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-    except OptionError as e:
+    except (OptionError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     uri = resolve_uri(opts.tracking_uri)
@@ -347,12 +341,16 @@ def main(argv: list[str] | None = None) -> int:
         if not any(len(er.finished) or len(er.others) for er in runs.values()):
             raise StoreError(f"no runs of the {'quick ' if opts.quick else ''}exercises in {uri} (experiments "
                              f"{prefix}<exercise>); run `make ablations{'-quick' if opts.quick else ''}` first")
-    except ConfigError as e:
+    except ConfigError as e:  # a name neither a file nor the store holds
         print(f"error: {e}", file=sys.stderr)
         return 2
     except StoreError as e:
-        print(f"error: {failure if named_in_store else e}", file=sys.stderr)
-        return 2 if named_in_store else 1
+        try:  # a name no file holds is a bad option whatever the store
+            exercises.select(opts.ablations, files)
+        except ConfigError as bad:
+            e = bad
+        print(f"error: {e}", file=sys.stderr)
+        return 2 if isinstance(e, ConfigError) else 1
     out = Path(opts.out)
     title = "tinygpt ablations: the lessons' exercises, reproduced" + (" (quick suite)" if opts.quick else "")
     doc, counts = build(runs, opts, uri, out, title)

@@ -12,6 +12,8 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
 
+from analysis.runs import summary  # noqa: E402
+
 sns.set_theme(style="whitegrid", context="notebook")
 # Characters a tick label would lose: a space and a newline.
 VISIBLE = {" ": "␣", "\n": "⏎", "\t": "⇥"}
@@ -120,8 +122,6 @@ def curves(df: pd.DataFrame, hlines: dict[str, float], title: str):
 def _interval_points(ax, g: pd.DataFrame, x: str, colour, name: str, line: bool = True):
     """The mean of value per x with its 95% t-interval over seeds (from the notebook API), and each seed; joined
     by a line where x is a quantity, not where it names categories."""
-    from analysis.runs import summary
-
     s = pd.DataFrame([{x: k, **summary(v["value"])} for k, v in g.groupby(x, sort=True)])
     err = np.array([s["mean"] - s["low"], s["high"] - s["mean"]]).astype(float)
     ax.errorbar(s[x], s["mean"], yerr=np.nan_to_num(err), color=colour, marker="o", capsize=4, lw=1.5, label=name,

@@ -17,7 +17,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from analysis import figures, stats
+from analysis import figures, runs, stats
 from analysis.document import Doc
 from analysis.store import ExerciseRuns
 from lm.exercises import Exercise
@@ -79,8 +79,7 @@ def _keys(metric, metrics, default=("val_loss",)) -> list[str]:
 
 
 def _final_table(ctx: Context, variants: list[str], keys: list[str], swept: list[str] = ()) -> None:
-    from analysis import runs  # the notebook API's numbers, so the report and a DataFrame agree
-
+    """Per variant and metric: mean ± std, seeds and the 95% interval of the mean, the notebook API's numbers."""
     er, rows = ctx.er, []
     for v in variants:
         for key in keys:

@@ -3,10 +3,11 @@
     python -m analysis.report [quick=true] [ablations=[baseline,heads]] [out=reports] [log=false] [tracking_uri=...]
 
 Everything is read through MLflow's client (search_runs, metric histories, artifacts), so the report is the same
-on a remote tracking server. This module is the document's frame (overview, perplexity, claims, comparisons,
+on a remote tracking server. The store is found as training finds it: MLFLOW_TRACKING_URI, else TINYGPT_STORE,
+else ./mlruns/mlflow.db. This module is the document's frame (overview, perplexity, claims, comparisons,
 failures, head statistics); each exercise's section is what the `report:` block of its YAML declares
-(analysis/sections), for the files of $TINYGPT_EXPERIMENTS (else experiments/) and the store's own exercises. The store is found as training finds it: MLFLOW_TRACKING_URI, else TINYGPT_STORE,
-else ./mlruns/mlflow.db. Exit status: 0 written, 1 nothing to report, 2 a bad option.
+(analysis/sections), for the files of $TINYGPT_EXPERIMENTS (else experiments/) and the store's own exercises.
+Exit status: 0 written, 1 nothing to report, 2 a bad option.
 """
 import math
 import sys
@@ -64,10 +65,6 @@ def reference(ex: exercises.Exercise) -> str:
     if ex.budget:
         return ex.budget
     return next((v for v, o in ex.variants.items() if not o), next(iter(ex.variants)))
-
-
-def not_run(doc: Doc, what: str):
-    doc.p(f"Not run: {what} has no finished run in this store.")
 
 
 # --- sections --------------------------------------------------------------------------------------------

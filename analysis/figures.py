@@ -146,7 +146,7 @@ def finals(df: pd.DataFrame, title: str):
     return fig
 
 
-def sweep(df: pd.DataFrame, swept: list[str], title: str, percent: bool = False):
+def sweep(df: pd.DataFrame, swept: list[str], title: str, ylabel: str, percent: bool = False):
     """A final metric against each swept param, one panel per param; a line per metric and per value of the other
     params. df has metric, seed, value and a column per swept param."""
     fig, axes = plt.subplots(1, len(swept), figsize=(7 * len(swept), 4.5), squeeze=False)
@@ -158,10 +158,11 @@ def sweep(df: pd.DataFrame, swept: list[str], title: str, percent: bool = False)
         palette = sns.color_palette(n_colors=len(groups))
         for h, colour in zip(groups, palette):
             _interval_points(ax, df[hue == h], key, colour, h or "mean over seeds (95% interval)")
-        ax.set(title=f"against {key}", xlabel=key, ylabel=", ".join(dict.fromkeys(df["metric"])))
+        ax.set(title=f"against {key}", xlabel=key, ylabel=ylabel)
         if pd.api.types.is_numeric_dtype(df[key]):
             ax.set_xticks(sorted(df[key].unique()))
         if percent:
+            ax.set_ylim(0, 1.02)
             ax.yaxis.set_major_formatter(PercentFormatter(1.0))
         ax.legend()
     fig.suptitle(title, fontsize=13)

@@ -168,7 +168,8 @@ class Sweep(Kind):
     name: ClassVar[str] = "sweep"
     metrics: list[str] | None = None
     metric: str | None = None
-    percent: bool = False      # shares of 1, shown as percentages
+    percent: bool = False      # shares of 1, shown as percentages from 0 to 100%
+    ylabel: str | None = None
 
     def swept(self, er: ExerciseRuns) -> list[str]:
         keys = dict.fromkeys(o.split("=")[0].lstrip("+~") for v in er.exercise.variants.values() for o in v)
@@ -187,9 +188,8 @@ class Sweep(Kind):
                         rows.append({"variant": v, "metric": label(key), "seed": s, "value": float(x),
                                      **{k: _number(er.param(v, k)) for k in swept}})
         if rows:
-            ctx.figure(self.name, figures.sweep(pd.DataFrame(rows), swept, f"{er.exercise.title}: "
-                                                f"{' and '.join(label(k) for k in keys)} per swept value",
-                                                self.percent),
+            ylabel = self.ylabel or (label(keys[0]) if len(keys) == 1 else "value")
+            ctx.figure(self.name, figures.sweep(pd.DataFrame(rows), swept, er.exercise.title, ylabel, self.percent),
                        f"Final {', '.join(keys)} against each swept value ({', '.join(swept)}): the mean over seeds "
                        f"with its 95% t-interval (none with one seed), and each seed as a dot.")
         _final_table(ctx, er.variants, keys, swept)

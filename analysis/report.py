@@ -276,11 +276,9 @@ def build(runs: dict[str, ExerciseRuns], opts: Options, uri: str, out: Path, tit
 def store_exercises(reader: Reader, quick: bool, files: dict) -> dict[str, exercises.Exercise]:
     """Exercises that exist only in the store: an experiment whose parent run carries exercise.yaml (a sweep
     records itself so). Named after the experiment, less the quick suite's prefix; a file of that name wins."""
-    found = {}
-    for experiment, text in reader.exercise_files("quick/" if quick else "").items():
-        name = experiment.removeprefix("quick/") if quick else experiment
-        if name in files:
-            continue
+    found, prefix = {}, "quick/" if quick else ""
+    for experiment, text in reader.exercise_files(prefix, skip={prefix + name for name in files}).items():
+        name = experiment.removeprefix(prefix)
         try:
             ex = exercises.parse(name, text, f"{experiment}: exercise.yaml")
             sections.entries(ex)

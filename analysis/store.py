@@ -93,11 +93,12 @@ class Reader:
             for job in jobs:
                 job.result()
 
-    def exercise_files(self, prefix: str = "") -> dict[str, str]:
+    def exercise_files(self, prefix: str = "", skip=()) -> dict[str, str]:
         """{experiment: the text of exercise.yaml} for every experiment whose parent run (tag role=exercise)
-        carries that artifact, among those named with `prefix` ("quick/"), or, with none, all but quick ones."""
-        ids = [e.experiment_id for name, e in self.experiments.items()
-               if (name.startswith(prefix) if prefix else not name.startswith("quick/"))]
+        carries that artifact, among those named with `prefix` ("quick/"), or, with none, all but quick ones;
+        the experiments in `skip` are not looked at."""
+        ids = [e.experiment_id for name, e in self.experiments.items() if name not in skip
+               and (name.startswith(prefix) if prefix else not name.startswith("quick/"))]
         if not ids:
             return {}
         parents = self.client.search_runs(ids, "tags.role = 'exercise'", order_by=["attributes.start_time DESC"],

@@ -69,32 +69,27 @@ class Exercise:
                 for variant, overrides in self.variants.items() for seed in range(1, n + 1)]
 
 
-def _parse(name: str, path: Path) -> Exercise:
-    return parse(name, path.read_text(encoding="utf-8"), path.name)
-
-
 def parse(name: str, text: str, source: str) -> Exercise:
     """An exercise from the text of its YAML; `source` names it in errors (a file, or a run's exercise.yaml)."""
-    path = Path(source)
     try:
         raw = yaml.safe_load(text)
         claims = [Claim(**c) for c in raw.pop("claims", None) or []]
         ex = Exercise(name=name, claims=claims, **raw)
     except (yaml.YAMLError, TypeError, AttributeError) as e:
-        raise ConfigError(f"{path.name}: {str(e).splitlines()[0]}") from None
+        raise ConfigError(f"{source}: {str(e).splitlines()[0]}") from None
     if ex.report is not None and not (isinstance(ex.report, list) and all(
             isinstance(e, dict) and isinstance(e.get("kind"), str) for e in ex.report)):
-        raise ConfigError(f"{path.name}: report must be a list of entries, each with a kind: "
+        raise ConfigError(f"{source}: report must be a list of entries, each with a kind: "
                           f"report: [{{kind: curves, metrics: [val_loss]}}]")
     ex.variants = {k: list(v or []) for k, v in ex.variants.items()}
     for v in ex.variants:
         if not v.isidentifier():
-            raise ConfigError(f"{path.name}: variant {v!r} must be a name usable in a check (letters, digits, _)")
+            raise ConfigError(f"{source}: variant {v!r} must be a name usable in a check (letters, digits, _)")
     for c in ex.claims:
         for expr in filter(None, (c.check, c.ours)):
             unknown = {v for v in referenced(expr) if v not in ex.variants}
             if unknown:
-                raise ConfigError(f"{path.name}: claim {c.text[:40]!r}… names unknown variants {sorted(unknown)}")
+                raise ConfigError(f"{source}: claim {c.text[:40]!r}… names unknown variants {sorted(unknown)}")
     return ex
 
 
@@ -109,7 +104,7 @@ def folder() -> Path:
 
 
 def load_all() -> dict[str, Exercise]:
-    return {p.stem: _parse(p.stem, p) for p in sorted(folder().glob("*.yaml"))}
+    return {p.stem: parse(p.stem, p.read_text(encoding="utf-8"), p.name) for p in sorted(folder().glob("*.yaml"))}
 
 
 def select(names, known: dict[str, Exercise] | None = None) -> list[Exercise]:

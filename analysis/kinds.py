@@ -196,10 +196,12 @@ class Sweep(Kind):
 
 
 def _number(value):
+    """A param's text as the number it holds (4, not 4.0), else as it is."""
     try:
-        return float(value)
+        x = float(value)
     except (TypeError, ValueError):
         return value
+    return int(x) if x.is_integer() else x
 
 
 @dataclass

@@ -85,10 +85,11 @@ def _final_table(ctx: Context, variants: list[str], keys: list[str], swept: list
         for key in keys:
             values = er.values(v, key)
             s = runs.summary(values)
+            interval = "-" if np.isnan(s["low"]) else f"{s['low']:.3f} to {s['high']:.3f}"
             rows.append({"variant": v, **{k: er.param(v, k) for k in swept},
                          **({} if swept else {"changes": what_changes(er.exercise, v)}),
                          "metric": key, "mean ± std": stats.mean_std(values), "seeds": s["n"],
-                         "95% interval of the mean": "-" if np.isnan(s["low"]) else f"{s['low']:.3f} to {s['high']:.3f}"})
+                         "95% interval of the mean": interval})
     ctx.doc.table(pd.DataFrame(rows))
 
 
@@ -319,7 +320,8 @@ class AgainstTime(Kind):
             value = er.history(v, self.metric)
             time_ = er.history(v, self.time).rename(columns={"value": "time"})
             start = value[value["step"] == 0][["seed", "step"]].assign(time=0.0)
-            parts.append(value.merge(pd.concat([start, time_], ignore_index=True), on=["seed", "step"]).assign(variant=v))
+            both = value.merge(pd.concat([start, time_], ignore_index=True), on=["seed", "step"])
+            parts.append(both.assign(variant=v))
         curves = pd.concat(parts, ignore_index=True)
         if not len(curves):
             return ctx.doc.p(f"No {self.metric} against {self.time} was logged.")

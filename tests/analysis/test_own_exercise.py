@@ -114,7 +114,8 @@ def test_a_bad_report_entry_is_one_line_before_the_store_is_read(entry, message,
 def test_an_experiments_folder_that_is_not_there_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setenv("TINYGPT_EXPERIMENTS", str(tmp_path / "nowhere"))
     rc, _, stderr = make(tmp_path, tmp_path / "out")
-    assert rc == 2 and stderr == f"error: TINYGPT_EXPERIMENTS={tmp_path / 'nowhere'} is not a folder of exercise files\n"
+    assert rc == 2
+    assert stderr == f"error: TINYGPT_EXPERIMENTS={tmp_path / 'nowhere'} is not a folder of exercise files\n"
     assert suite.main(["quick=true"]) == 2
 
 

@@ -27,7 +27,7 @@ unexport $(USER_TEXT)
 $(foreach v,$(USER_TEXT),$(if $(or $(value $(v)),$(filter command environment,$(origin $(v)))),\
   $(eval export TINYGPT_MAKE_$(v) := $$(value $(v)))))
 
-.PHONY: train ablations ablations-quick sample report ui test reliability bench gpu-check clean
+.PHONY: train ablations ablations-quick sample report export ui test reliability bench gpu-check clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -51,6 +51,9 @@ sample: $(VENV)/.installed  ## text from the newest `make train` run (RUN=<id>, 
 
 report: $(VENV)/.installed  ## reports/report.html and reports/report.md from the MLflow store
 	$(PY) -m lm.makeargs analysis.report ARGS
+
+export: $(VENV)/.installed  ## the runs, their histories and per-variant aggregates as Parquet and CSV (reports/export)
+	$(PY) -m lm.makeargs analysis.runs ARGS
 
 ui: $(VENV)/.installed  ## MLflow's UI over the store, on this machine only (PORT=5001; HOST=0.0.0.0 exposes it: see README)
 	$(PY) -m lm.makeargs lm.ui --host=HOST --port=PORT ARGS

@@ -12,6 +12,8 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
 
+from analysis.runs import summary  # noqa: E402
+
 sns.set_theme(style="whitegrid", context="notebook")
 # Characters a tick label would lose: a space and a newline.
 VISIBLE = {" ": "␣", "\n": "⏎", "\t": "⇥"}
@@ -79,40 +81,6 @@ def two_heads(att: dict, picks: list[tuple[int, int, str]], title: str):
     return fig
 
 
-def learning_curves(train: pd.DataFrame, val: pd.DataFrame, uniform: float | None, bigram: float | None,
-                    title: str):
-    """Training and validation loss against step; train/val are (seed, step, value)."""
-    fig, ax = plt.subplots(figsize=(9, 5))
-    if len(train):
-        sns.lineplot(train, x="step", y="value", errorbar="sd", ax=ax, lw=0.7, alpha=0.8,
-                     label="training loss (each step's batch)")
-    if len(val):
-        sns.lineplot(val, x="step", y="value", errorbar="sd", ax=ax, marker="o", lw=2, label="validation loss")
-    if uniform is not None:
-        ax.axhline(uniform, ls=":", color="gray", label=f"uniform guess, {uniform:.3f}")
-    if bigram is not None:
-        ax.axhline(bigram, ls="--", color="tab:red", label=f"bigram table, {bigram:.3f}")
-    ax.set(title=title, xlabel="step", ylabel="loss (nats per character)")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend()
-    return fig
-
-
-def temperature(df: pd.DataFrame, title: str):
-    """Word validity against sampling temperature; df has temperature, seed, word_validity(_stripped)."""
-    long = df.melt(id_vars=["temperature", "seed"], value_vars=["word_validity", "word_validity_stripped"],
-                   var_name="measure", value_name="share").dropna()
-    long["measure"] = long["measure"].map({"word_validity": "words as split on whitespace",
-                                           "word_validity_stripped": "punctuation stripped"})
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    sns.lineplot(long, x="temperature", y="share", hue="measure", errorbar="sd", marker="o", ax=ax)
-    ax.set(title=title, xlabel="sampling temperature", ylabel="share of words found in the training text",
-           ylim=(0, 1.02))
-    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_xticks(sorted(long["temperature"].unique()))
-    return fig
-
-
 def lines(df: pd.DataFrame, x: str, hue: str, title: str, xlabel: str, ylabel: str, marker=None,
           vline: tuple[float, str] | None = None, ax=None, style: str | None = None):
     """Mean over seeds (value) against x, one line per hue (and style); df has seed, x, hue, value."""
@@ -129,29 +97,115 @@ def lines(df: pd.DataFrame, x: str, hue: str, title: str, xlabel: str, ylabel: s
     return fig or ax.figure
 
 
-def scaling(curves: pd.DataFrame, budget: float | None, title: str):
-    """Validation loss against training seconds and against steps; curves has variant, seed, step, time, value."""
-    fig, (a, b) = plt.subplots(1, 2, figsize=(14, 5))
-    mean = curves.groupby(["variant", "step"], sort=False, as_index=False)[["time", "value"]].mean()
-    lines(mean, "time", "variant", "against training time (mean over seeds)", "training seconds (validation excluded)",
-          "validation loss", marker="o", ax=a,
-          vline=(budget, f"budget: base's time, {budget:.1f} s") if budget else None)
-    lines(curves, "step", "variant", "against steps", "step", "validation loss", marker="o", ax=b)
+def curves(df: pd.DataFrame, hlines: dict[str, float], title: str):
+    """Metrics against step; df has variant, metric, seed, step, value. A colour per variant (per metric when there
+    is one variant), a line style per metric; a sparse series (validation) gets markers, a dense one a thin line."""
+    fig, ax = plt.subplots(figsize=(9, 5))
+    variants, metrics = list(dict.fromkeys(df["variant"])), list(dict.fromkeys(df["metric"]))
+    palette = sns.color_palette(n_colors=max(len(variants), len(metrics)) + 1)
+    for (v, m), g in df.groupby(["variant", "metric"], sort=False):
+        sparse = g["step"].nunique() <= 40
+        colour = palette[variants.index(v)] if len(variants) > 1 else palette[metrics.index(m)]
+        name = m if len(variants) == 1 else v if len(metrics) == 1 else f"{v}: {m}"
+        sns.lineplot(g, x="step", y="value", errorbar="sd", ax=ax, color=colour, label=name,
+                     marker="o" if sparse else None, lw=2 if sparse else 0.7,
+                     ls=["-", "--", ":", "-."][metrics.index(m) % 4] if len(variants) > 1 else "-")
+    for (name, y), colour in zip(hlines.items(), ["gray", "tab:red", "tab:green", "tab:purple"]):
+        ax.axhline(y, ls=":" if colour == "gray" else "--", color=colour, label=name)
+    ax.set(title=title, xlabel="step", ylabel=metrics[0] if len(metrics) == 1 else "loss (nats per character)"
+           if all("loss" in m for m in metrics) else "value")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend()
+    return fig
+
+
+def _interval_points(ax, g: pd.DataFrame, x: str, colour, name: str, line: bool = True):
+    """The mean of value per x with its 95% t-interval over seeds (from the notebook API), and each seed; joined
+    by a line where x is a quantity, not where it names categories."""
+    s = pd.DataFrame([{x: k, **summary(v["value"])} for k, v in g.groupby(x, sort=True)])
+    err = np.array([s["mean"] - s["low"], s["high"] - s["mean"]]).astype(float)
+    ax.errorbar(s[x], s["mean"], yerr=np.nan_to_num(err), color=colour, marker="o", capsize=4, lw=1.5, label=name,
+                ls="-" if line else "none")
+    ax.scatter(g[x], g["value"], color="black", s=14, alpha=0.6, zorder=3)
+
+
+def finals(df: pd.DataFrame, title: str):
+    """Final values per variant, one panel per metric; df has variant, metric, seed, value."""
+    metrics = list(dict.fromkeys(df["metric"]))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(max(5, 1.2 * df["variant"].nunique() + 3) * len(metrics), 4.5),
+                             squeeze=False)
+    order = list(dict.fromkeys(df["variant"]))
+    for ax, m in zip(axes[0], metrics):
+        g = df[df["metric"] == m].assign(x=lambda d: d["variant"].map(order.index).astype(float))
+        _interval_points(ax, g, "x", "tab:blue", "mean over seeds (95% interval)", line=False)
+        ax.set_xticks(range(len(order)), order)
+        ax.set_xlim(-0.5, len(order) - 0.5)
+        ax.set(title=m, xlabel="variant", ylabel=m)
     fig.suptitle(title, fontsize=13)
     fig.tight_layout()
     return fig
 
 
-def loss_per_head_count(df: pd.DataFrame, title: str, xlabel: str):
-    """Final validation loss per head count; df has n_head, seed, value."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    order = sorted(df["n_head"].unique())
-    sns.pointplot(df, x="n_head", y="value", order=order, errorbar="sd", ax=ax, color="tab:blue",
-                  capsize=0.1, label="mean over seeds")
-    sns.stripplot(df, x="n_head", y="value", order=order, ax=ax, color="black", size=5, alpha=0.6,
-                  label="one seed", legend=False)
-    handles, labels = ax.get_legend_handles_labels()
-    keep = dict(zip(labels, handles))
-    ax.legend(keep.values(), keep.keys())
-    ax.set(title=title, xlabel=xlabel, ylabel="validation loss")
+def sweep(df: pd.DataFrame, swept: list[str], title: str, ylabel: str, percent: bool = False):
+    """A final metric against each swept param, one panel per param; a line per metric and per value of the other
+    params. df has metric, seed, value and a column per swept param."""
+    fig, axes = plt.subplots(1, len(swept), figsize=(7 * len(swept), 4.5), squeeze=False)
+    for ax, key in zip(axes[0], swept):
+        others = [k for k in swept if k != key]
+        hue = df[["metric", *others]].astype(str).agg(lambda r: ", ".join(
+            [r["metric"]] * (df["metric"].nunique() > 1) + [f"{k}={r[k]}" for k in others]), axis=1)
+        groups = list(dict.fromkeys(hue))
+        palette = sns.color_palette(n_colors=len(groups))
+        for h, colour in zip(groups, palette):
+            _interval_points(ax, df[hue == h], key, colour, h or "mean over seeds (95% interval)")
+        ax.set(title=f"against {key}", xlabel=key, ylabel=ylabel)
+        if pd.api.types.is_numeric_dtype(df[key]):
+            ax.set_xticks(sorted(df[key].unique()))
+        if percent:
+            ax.set_ylim(0, 1.02)
+            ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.legend()
+    fig.suptitle(title, fontsize=13)
+    fig.tight_layout()
+    return fig
+
+
+def head_maps(maps: dict[str, pd.DataFrame], statistics: list[str], title: str):
+    """Head statistics as heatmaps: a row per statistic, a column per variant, a cell per (block, head), each
+    number written in its cell; maps holds one (block, head, statistics...) table per variant."""
+    fig, axes = plt.subplots(len(statistics), len(maps), squeeze=False,
+                             figsize=(max(2.6, 0.9 * max(t["head"].max() for t in maps.values()) + 1.2) * len(maps),
+                                      2.2 * len(statistics) + 0.8))
+    for r, stat in enumerate(statistics):
+        values = pd.concat([t[stat] for t in maps.values() if stat in t]).dropna()
+        low, high = (float(values.min()), float(values.max())) if len(values) else (0.0, 1.0)
+        if 0 <= low and high <= 1:  # a share or a normalised score: its whole range, so noise looks like noise
+            low, high = 0.0, 1.0
+        for c, (variant, t) in enumerate(maps.items()):
+            ax = axes[r, c]
+            grid = t.pivot(index="block", columns="head", values=stat) if stat in t else pd.DataFrame()
+            ax.imshow(grid.to_numpy(dtype=float), cmap=CMAP, vmin=low, vmax=high or 1, aspect="auto")
+            for (i, j), x in np.ndenumerate(grid.to_numpy(dtype=float)):
+                ax.text(j, i, "-" if np.isnan(x) else f"{x:.2f}", ha="center", va="center", fontsize=8,
+                        color="white" if x > low + 0.6 * (high - low) else "black")
+            ax.set_xticks(range(grid.shape[1]), grid.columns)
+            ax.set_yticks(range(grid.shape[0]), grid.index)
+            ax.grid(False)
+            ax.set_title(f"{variant}: {stat}" if r == 0 else stat, fontsize=9)
+            ax.set_xlabel("head" if r == len(statistics) - 1 else "")
+            ax.set_ylabel("block" if c == 0 else "")
+    fig.suptitle(title, fontsize=13)
+    fig.tight_layout()
+    return fig
+
+
+def against_time(curves: pd.DataFrame, budget: float | None, budget_name: str | None, title: str, ylabel: str):
+    """A metric against training seconds and against steps; curves has variant, seed, step, time, value."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(14, 5))
+    mean = curves.groupby(["variant", "step"], sort=False, as_index=False)[["time", "value"]].mean()
+    lines(mean, "time", "variant", "against training time (mean over seeds)", "training seconds (validation excluded)",
+          ylabel, marker="o", ax=a, vline=(budget, f"budget: {budget_name}'s time, {budget:.1f} s") if budget else None)
+    lines(curves, "step", "variant", "against steps", "step", ylabel, marker="o", ax=b)
+    fig.suptitle(title, fontsize=13)
+    fig.tight_layout()
     return fig

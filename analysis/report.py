@@ -4,7 +4,10 @@
 
 Everything is read through MLflow's client (search_runs, metric histories, artifacts), so the report is the same
 on a remote tracking server. The store is found as training finds it: MLFLOW_TRACKING_URI, else TINYGPT_STORE,
-else ./mlruns/mlflow.db. Exit status: 0 written, 1 nothing to report, 2 a bad option.
+else ./mlruns/mlflow.db. This module is the document's frame (overview, perplexity, claims, comparisons,
+failures, head statistics); each exercise's section is what the `report:` block of its YAML declares
+(analysis/sections), for the files of $TINYGPT_EXPERIMENTS (else experiments/) and the store's own exercises.
+Exit status: 0 written, 1 nothing to report, 2 a bad option.
 """
 import math
 import sys
@@ -16,16 +19,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import claims, figures, stats
+from analysis import claims, sections, stats
 from analysis.document import Doc
+from analysis.kinds import Context, Kind, what_changes
 from analysis.store import ExerciseRuns, Reader, StoreError, sqlite_path
 from lm import exercises
 from lm.errors import ConfigError
 from lm.heads import STATISTICS, TL_CONVENTION, headline, strongest
 from lm.tracking import resolve_uri
-
-SEPARATOR = "\n\n---\n\n"   # between samples in samples.txt
-
 
 # --- options ---------------------------------------------------------------------------------------------
 @dataclass
@@ -59,37 +60,11 @@ def parse(argv: list[str]) -> Options:
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
-def what_changes(ex: exercises.Exercise, variant: str) -> str:
-    return ", ".join(ex.variants.get(variant, [])) or "(as the exercise's base)"
-
-
 def reference(ex: exercises.Exercise) -> str:
     """The variant others are compared with: the budget's, else the one that changes nothing, else the first."""
     if ex.budget:
         return ex.budget
     return next((v for v, o in ex.variants.items() if not o), next(iter(ex.variants)))
-
-
-def samples(er: ExerciseRuns, variant: str) -> list[str]:
-    run = er.first(variant)
-    path = run is not None and er.reader.artifact(run.run_id, "samples.txt")
-    return path.read_text(encoding="utf-8").split(SEPARATOR) if path else []
-
-
-def first_sample(doc: Doc, er: ExerciseRuns, variant: str, title: str, limit: int | None = None):
-    texts = samples(er, variant)
-    if texts:
-        doc.h(3, f"{title} ({first_seed_note(er, variant)}, sample 1 of {len(texts)})")
-        doc.pre(texts[0][:limit])
-
-
-def not_run(doc: Doc, what: str):
-    doc.p(f"Not run: {what} has no finished run in this store.")
-
-
-def first_seed_note(er: ExerciseRuns, variant: str) -> str:
-    run = er.first(variant)
-    return f"{variant}, seed {run.seed}" if run is not None else variant
 
 
 # --- sections --------------------------------------------------------------------------------------------
@@ -220,62 +195,11 @@ def failures(doc: Doc, runs: dict[str, ExerciseRuns]):
     doc.table(pd.DataFrame(rows))
 
 
-def baseline(doc: Doc, er: ExerciseRuns | None, heads_by_run: dict):
-    doc.h(2, "The base model")
-    if er is None or not er.variants:
-        return not_run(doc, "the baseline exercise")
-    v = er.variants[0]
-    train, val = er.history(v, "train_loss"), er.history(v, "val_loss")
-    uniform, bigram = er.values(v, "uniform_loss"), er.values(v, "bigram_loss")
-    doc.figure("learning_curves", figures.learning_curves(
-        train, val, np.mean(uniform) if uniform else None, np.mean(bigram) if bigram else None,
-        f"The base model: loss against step ({len(er.rows(v))} seed{'s' * (len(er.rows(v)) > 1)})"),
-        "Training loss (each step's batch) and validation loss, mean over seeds with a ± 1 std band, against "
-        "the uniform guess and the bigram table, as in lesson 002's plot.")
-    run = er.first(v)
-    probe = er.reader.json(run.run_id, "probe.json")
-    if probe:
-        top = ",  ".join(f"{c!r} {p:.0%}" for c, p in probe["top"])
-        doc.p(f"After {probe['prompt']!r} ({first_seed_note(er, v)}) the likeliest next characters are: {top}. "
-              f"The lesson: 'e' 65%, 'r' 8%, 'l' 8%.")
-    att, table = er.reader.json(run.run_id, "attention.json"), heads_by_run.get(run.run_id)
-    if att:
-        line = "".join(att["chars"])
-        doc.figure("baseline_heads", figures.attention_grid([("base", att)],
-                                                            f"Every head of the base model on {line!r}"),
-                   f"Attention weights of every head ({first_seed_note(er, v)}) on {line!r}: one row per query "
-                   f"character, one column per key it reads; above the diagonal is masked. ␣ is a space.")
-    if att and table is not None and table[["prev_token_score", "word_start_score"]].notna().any().all():
-        prev, word = strongest(table, "prev_token_score"), strongest(table, "word_start_score")
-        doc.figure("baseline_two_heads", figures.two_heads(att, [
-            (*prev, f"previous character (score {table_value(table, prev, 'prev_token_score'):.2f})"),
-            (*word, f"start of the word (score {table_value(table, word, 'word_start_score'):.2f})")],
-            "Lesson 000's two views: the strongest previous-token head and the strongest word-start head"),
-            "The head with the highest previous-token score and the head with the highest word-start score "
-            "(the mean weight on the space before the current word), chosen from the run's heads.csv.")
-
-
-def table_value(table: pd.DataFrame, bh: tuple[int, int], column: str) -> float:
-    return float(table.loc[(table["block"] == bh[0]) & (table["head"] == bh[1]), column].iloc[0])
-
-
 def head_statistics(doc: Doc, runs: dict[str, ExerciseRuns], heads_by_run: dict):
     doc.h(2, "Head statistics")
     doc.p("Measured at the end of each run on validation windows (heads.csv). Blocks and heads are numbered from "
           "1, as in the lessons.")
     doc.p(TL_CONVENTION)
-    base = runs.get("baseline")
-    run = base.first(base.variants[0]) if base is not None and base.variants else None
-    table = heads_by_run.get(run.run_id) if run is not None else None
-    if table is not None:
-        doc.p(f"The base model's heads ({first_seed_note(base, base.variants[0])}), as lesson 000 lists them "
-              f"(the most common distance back to the heaviest key, and the share of positions where it is that "
-              f"distance):")
-        doc.items(table.sort_values(["block", "head"])["label"].tolist())
-        doc.p("The lesson: block 1, head 3: 1 back at 100% of positions; block 1, head 1: 2 back at 94%; "
-              "block 2 reads the start of the word.")
-    else:
-        not_run(doc, "the baseline exercise")
     rows = []
     for name, er in runs.items():
         if er.exercise.init_from:
@@ -299,11 +223,6 @@ def head_statistics(doc: Doc, runs: dict[str, ExerciseRuns], heads_by_run: dict)
         doc.table(pd.DataFrame(rows))
 
 
-def column(df: pd.DataFrame, name: str) -> pd.Series:
-    """A numeric column of search_runs' table; NaN where a run did not log it, or no run did."""
-    return pd.to_numeric(df[name], errors="coerce") if name in df else pd.Series(np.nan, index=df.index)
-
-
 def _num(x) -> str:
     return "-" if x is None or pd.isna(x) else f"{x:.2f}"
 
@@ -312,211 +231,29 @@ def _pct(x) -> str:
     return "-" if x is None or pd.isna(x) else f"{x:.0%}"
 
 
-def temperature(doc: Doc, er: ExerciseRuns | None):
-    doc.h(2, "Temperature against word validity")
-    if er is None or not er.variants:
-        return not_run(doc, "the temperature exercise")
-    df = pd.DataFrame({"temperature": column(er.finished, "params.sample.temperature"), "seed": er.finished["seed"],
-                       "word_validity": column(er.finished, "metrics.word_validity"),
-                       "word_validity_stripped": column(er.finished, "metrics.word_validity_stripped")})
-    if df[["temperature", "word_validity"]].notna().all(axis=1).any():
-        doc.figure("temperature", figures.temperature(df, "Word validity against temperature"),
-                   "The share of sampled words (split on whitespace) that occur in the training text, and the same "
-                   "with punctuation stripped; mean over seeds with a ± 1 std band.")
-    for v in er.variants:
-        first_sample(doc, er, v, f"Temperature {er.param(v, 'sample.temperature')}")
-
-
-def nomask(doc: Doc, er: ExerciseRuns | None):
-    doc.h(2, "The no-mask cheat")
-    if er is None or not er.variants:
-        return not_run(doc, "the no-mask exercise")
-    parts = []
-    for v in er.variants:
-        parts.append(er.history(v, "train_loss").assign(variant=v, loss="training loss, as trained"))
-        parts.append(er.history(v, "honest_val_loss").assign(variant=v, loss="honest validation loss"))
-    parts = [p for p in parts if len(p)]
-    if parts:
-        doc.figure("nomask", figures.lines(pd.concat(parts, ignore_index=True), "step", "variant",
-                                           "Without the mask: the loss as trained against the honest loss", "step",
-                                           "loss (nats per character)", style="loss"),
-                   "Training loss as trained (without the mask each position also sees the character it must "
-                   "predict) and the honest validation loss (each prediction made from its prefix alone), for the "
-                   "masked and the unmasked model; mean over seeds.")
-    for v in er.variants:
-        first_sample(doc, er, v, f"A sample from {v}", limit=600)
-
-
-def scaling(doc: Doc, er: ExerciseRuns | None):
-    doc.h(2, "Bigger models")
-    if er is None or not er.variants:
-        return not_run(doc, "the scaling exercise")
-    parts = []
-    for v in er.variants:
-        loss = er.history(v, "val_loss")
-        time_ = er.history(v, "train_time_s").rename(columns={"value": "time"})
-        start = loss[loss["step"] == 0][["seed", "step"]].assign(time=0.0)
-        parts.append(loss.merge(pd.concat([start, time_], ignore_index=True), on=["seed", "step"]).assign(variant=v))
-    curves = pd.concat(parts, ignore_index=True)
-    table = er.budget()
-    budget = float(table["budget_s"].iloc[0]) if table is not None and len(table) else None
-    if len(curves):
-        doc.figure("scaling", figures.scaling(curves, budget, "Bigger models: validation loss"),
-                   "Validation loss against training seconds (validation excluded) and against steps, one line per "
-                   "variant; the dashed line is the budget, the base model's training time.")
-    rows = []
-    for v in er.variants:
-        b = table.loc[v] if table is not None and v in table.index else None
-        get = lambda k: np.mean(er.values(v, k)) if er.values(v, k) else np.nan  # noqa: E731
-        rows.append({"variant": v, "changes": what_changes(er.exercise, v),
-                     "predicted params": f"{get('predicted_params'):,.0f}", "params": f"{get('n_params'):,.0f}",
-                     "score array (one layer)": f"{get('score_array_size'):,.0f}",
-                     "ms/step": f"{get('ms_per_step'):.1f}", "tokens/s": f"{get('tokens_per_s'):,.0f}",
-                     "val_loss at the end": stats.mean_std(er.values(v, "val_loss")),
-                     "steps": er.param(v, "train.steps"),
-                     "val_loss at the budget": f"{b['val_loss_at_budget']:.3f}" if b is not None else "-",
-                     "step reached in the budget": "-" if b is None else f"{b['step_at_budget']:.0f}" + (
-                         "" if b["reached"] else " (never reached the budget: its last point)")})
-    doc.p("Predicted parameters are counted from the config before training; the score array is one layer's "
-          "batch × heads × context², as lesson 000 counts it. ms/step is training time only.")
-    doc.table(pd.DataFrame(rows))
-    doc.h(3, "Which change helps most for the same training time?")
-    doc.p(scaling_paragraph(er))
-
-
-def scaling_paragraph(er: ExerciseRuns) -> str:
-    table, ref = er.budget(), er.exercise.budget
-    if table is None or table.empty or ref not in table.index:
-        return f"Not run: the answer needs {ref}'s training time and the variants' curves."
-    vals = table["val_loss_at_budget"]
-    best = vals.idxmin()
-    mean = lambda v, k: float(np.mean(er.values(v, k))) if er.values(v, k) else float("nan")  # noqa: E731
-    n = len(er.rows(ref))
-    budget = float(table["budget_s"].iloc[0])
-    text = [f"With the base model's training time as the budget ({budget:.1f} s, the mean of its {n} seed"
-            f"{'s' * (n > 1)}), {best} reached the lowest validation loss: {vals[best]:.3f}"
-            + (f", against {ref}'s {vals[ref]:.3f}." if best != ref else ".")]
-    if best == ref:
-        text.append("No change beat the base model within its own time.")
-        ms_r = mean(ref, "ms_per_step")
-        slower = [f"{v} {mean(v, 'ms_per_step'):.1f}" for v in table.index
-                  if v != ref and mean(v, "ms_per_step") > ms_r]
-        if slower:
-            text.append(f"Each step of a bigger model costs more (ms per step: {', '.join(slower)}, against "
-                        f"{ref}'s {ms_r:.1f}), so within the budget they took fewer steps than {ref}'s "
-                        f"{table.loc[ref, 'last_step']}.")
-    else:
-        ms_b, ms_r = mean(best, "ms_per_step"), mean(ref, "ms_per_step")
-        p_b, p_r = mean(best, "n_params"), mean(ref, "n_params")
-        step = table.loc[best, "step_at_budget"]
-        end_b, end_r = mean(best, "val_loss"), mean(ref, "val_loss")
-        steps = er.param(best, "train.steps")
-        text.append(f"It has {p_b:,.0f} parameters ({p_b / p_r:.1f}× {ref}'s) and takes {ms_b:.1f} ms a step "
-                    f"against {ms_r:.1f} ({ms_b / ms_r:.1f}×), so within the budget it got to about step {step:.0f} "
-                    f"of {table.loc[ref, 'last_step']}.")
-        if ms_b > ms_r and end_b < end_r:
-            text.append(f"It wins because each step helps more than it costs: at equal steps ({steps}) it ends at "
-                        f"{end_b:.3f} against {ref}'s {end_r:.3f}, a lead the slower steps do not use up.")
-        elif ms_b <= ms_r:
-            text.append(f"It is no slower per step, so it takes at least as many steps; at equal steps ({steps}) it "
-                        f"ends at {end_b:.3f} against {ref}'s {end_r:.3f}.")
-        else:
-            text.append(f"At equal steps ({steps}) it ends at {end_b:.3f} against {ref}'s {end_r:.3f}.")
-    others = [f"{v} {vals[v]:.3f} at about step {table.loc[v, 'step_at_budget']:.0f}" for v in table.index
-              if v not in (best, ref)]
-    if others:
-        text.append("The others at the budget: " + "; ".join(others) + ".")
-    short = [v for v in table.index if not table.loc[v, "reached"]]
-    if short:
-        stops = ", ".join(f"{table.loc[v, 'last_time']:.1f} s" for v in short)
-        text.append(f"{', '.join(short)} never reached the budget (they stopped at {stops}), "
-                    f"so their last point is used.")
-    gap = sorted(vals)[1] - vals[best] if len(vals) > 1 else None
-    if gap is not None and n < 2:
-        text.append(f"With one seed the margin ({gap:.3f}) has no interval; run more seeds to trust it.")
-    return " ".join(text)
-
-
-def context(doc: Doc, er: ExerciseRuns | None):
-    doc.h(2, "Context length")
-    if er is None or not er.variants:
-        return not_run(doc, "the context exercise")
-    df = pd.concat([er.history(v, "val_loss_at_position").assign(variant=v) for v in er.variants],
-                   ignore_index=True)
-    if len(df):
-        doc.figure("context", figures.lines(df, "step", "variant", "Validation loss by position in the window",
-                                            "position in the window (characters of context before it)",
-                                            "validation loss"),
-                   "Loss of the prediction at each position of the window, mean over seeds: a position sees that "
-                   "many characters before it, so the curve shows what more context buys, and where a short "
-                   "context stops.")
-
-
-def heads_exercise(doc: Doc, er: ExerciseRuns | None):
-    doc.h(2, "One head against many")
-    if er is None or not er.variants:
-        return not_run(doc, "the heads exercise")
-    df = pd.DataFrame({"n_head": column(er.finished, "params.n_head"), "seed": er.finished["seed"],
-                       "value": column(er.finished, "metrics.val_loss")}).dropna()
-    width = er.param(er.variants[0], "model.n_embd")
-    if len(df):
-        doc.figure("heads_loss", figures.loss_per_head_count(df.astype({"n_head": int}), "Validation loss per head "
-                                                             "count", f"heads (the same {width} numbers per "
-                                                             "character, split)"),
-                   "Final validation loss per head count: the mean over seeds with ± 1 std, and each seed.")
-    pair = [(v, er.reader.json(er.first(v).run_id, "attention.json")) for v in ("h1", "h4") if v in er.variants]
-    pair = [(f"{v} ({er.param(v, 'n_head')} head{'s' * (er.param(v, 'n_head') != '1')})", a) for v, a in pair if a]
-    if pair:
-        line = "".join(pair[0][1]["chars"])
-        doc.figure("heads_maps", figures.attention_grid(pair, f"One head against four on {line!r}"),
-                   "Attention maps of the 1-head and the 4-head model (lowest seed) on the same line.")
-
-
-def names(doc: Doc, runs: dict[str, ExerciseRuns]):
-    doc.h(2, "Samples")
-    base = runs.get("baseline")
-    if base is not None and base.variants:
-        v = base.variants[0]
-        first_sample(doc, base, v, f"The base model at temperature {base.param(v, 'sample.temperature')}")
-    else:
-        not_run(doc, "the baseline exercise")
-    micro = runs.get("microgpt")
-    if micro is not None and micro.variants:
-        texts = samples(micro, micro.variants[0])
-        if texts:
-            doc.h(3, f"microgpt's names ({first_seed_note(micro, micro.variants[0])}, "
-                     f"temperature {micro.param(micro.variants[0], 'sample.temperature')})")
-            doc.p(", ".join(t.strip() or "(empty)" for t in texts))
-    else:
-        not_run(doc, "the microgpt exercise")
-
-
-# What each exercise's sections read beyond search_runs: metric histories and artifacts of every finished run.
-HISTORIES = {"baseline": ["train_loss", "val_loss"], "nomask": ["train_loss", "honest_val_loss"],
-             "scaling": ["val_loss", "train_time_s"], "context": ["val_loss_at_position"]}
-ARTIFACTS = {"baseline": ["probe.json", "attention.json", "samples.txt"], "heads": ["attention.json"],
-             "temperature": ["samples.txt"], "nomask": ["samples.txt"], "microgpt": ["samples.txt"]}
-
-
-def prefetch(runs: dict[str, ExerciseRuns]) -> None:
+def prefetch(runs: dict[str, ExerciseRuns], parts: dict[str, list[Kind]]) -> None:
+    """What the sections read beyond search_runs, for every finished run, fetched side by side."""
     histories, artifacts = [], []
     for name, er in runs.items():
         ids = er.finished["run_id"].tolist()
-        histories += [(r, k) for r in ids for k in HISTORIES.get(name, [])]
-        artifacts += [(r, a) for r in ids for a in ARTIFACTS.get(name, [])]
+        histories += [(r, k) for r in ids for part in parts[name] for k in part.histories()]
+        artifacts += [(r, a) for r in ids for part in parts[name] for a in part.artifacts()]
         artifacts += [(r, "heads.csv") for r in ids if not er.exercise.init_from]
     if runs:
-        next(iter(runs.values())).reader.prefetch(histories, artifacts)
+        next(iter(runs.values())).reader.prefetch(dict.fromkeys(histories), dict.fromkeys(artifacts))
 
 
 # --- the whole report ------------------------------------------------------------------------------------
 def build(runs: dict[str, ExerciseRuns], opts: Options, uri: str, out: Path, title: str) -> tuple[Doc, dict]:
+    """The frame (overview, perplexity, claims, comparisons, failures, head statistics), then each exercise's
+    section as its `report:` block declares it."""
     figs = out / "figures"
     figs.mkdir(parents=True, exist_ok=True)
     for old in figs.glob("*.png"):
         old.unlink()
+    parts = {name: sections.entries(er.exercise) for name, er in runs.items()}
+    prefetch(runs, parts)
     heads_by_run = {}
-    prefetch(runs)
     for er in runs.values():
         if er.exercise.init_from:
             continue
@@ -531,15 +268,26 @@ def build(runs: dict[str, ExerciseRuns], opts: Options, uri: str, out: Path, tit
     counts = claim_table(doc, runs)
     comparisons(doc, runs)
     failures(doc, runs)
-    baseline(doc, runs.get("baseline"), heads_by_run)
     head_statistics(doc, runs, heads_by_run)
-    temperature(doc, runs.get("temperature"))
-    nomask(doc, runs.get("nomask"))
-    scaling(doc, runs.get("scaling"))
-    context(doc, runs.get("context"))
-    heads_exercise(doc, runs.get("heads"))
-    names(doc, runs)
+    for name, er in runs.items():
+        sections.render(Context(doc, er, heads_by_run), parts[name])
     return doc, counts
+
+
+def store_exercises(reader: Reader, quick: bool, files: dict) -> dict[str, exercises.Exercise]:
+    """Exercises that exist only in the store: an experiment whose parent run carries exercise.yaml (a sweep
+    records itself so). Named after the experiment, less the quick suite's prefix; a file of that name wins."""
+    found, prefix = {}, "quick/" if quick else ""
+    for experiment, text in reader.exercise_files(prefix, skip={prefix + name for name in files}).items():
+        name = experiment.removeprefix(prefix)
+        try:
+            ex = exercises.parse(name, text, f"{experiment}: exercise.yaml")
+            sections.entries(ex)
+        except ConfigError as e:
+            print(f"warning: skipped: {e}", file=sys.stderr)
+            continue
+        found[name] = ex
+    return found
 
 
 def log_report(reader: Reader, out: Path, opts: Options, counts: dict) -> str:
@@ -574,7 +322,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     try:
         opts = parse(argv)
-        chosen = exercises.select(opts.ablations)
+        files = exercises.load_all()
+        for ex in files.values():  # a kind or an option that does not exist: one line before anything is read
+            sections.entries(ex)
     except (OptionError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -582,13 +332,21 @@ def main(argv: list[str] | None = None) -> int:
     prefix = "quick/" if opts.quick else ""
     try:
         reader = Reader(uri)
+        chosen = exercises.select(opts.ablations, {**store_exercises(reader, opts.quick, files), **files})
         runs = {ex.name: ExerciseRuns(ex, prefix + ex.name, reader) for ex in chosen}
         if not any(len(er.finished) or len(er.others) for er in runs.values()):
             raise StoreError(f"no runs of the {'quick ' if opts.quick else ''}exercises in {uri} (experiments "
                              f"{prefix}<exercise>); run `make ablations{'-quick' if opts.quick else ''}` first")
-    except StoreError as e:
+    except ConfigError as e:  # a name neither a file nor the store holds
         print(f"error: {e}", file=sys.stderr)
-        return 1
+        return 2
+    except StoreError as e:
+        try:  # a name no file holds is a bad option whatever the store
+            exercises.select(opts.ablations, files)
+        except ConfigError as bad:
+            e = bad
+        print(f"error: {e}", file=sys.stderr)
+        return 2 if isinstance(e, ConfigError) else 1
     out = Path(opts.out)
     title = "tinygpt ablations: the lessons' exercises, reproduced" + (" (quick suite)" if opts.quick else "")
     doc, counts = build(runs, opts, uri, out, title)

@@ -93,6 +93,25 @@ class Reader:
             for job in jobs:
                 job.result()
 
+    def exercise_files(self, prefix: str = "", skip=()) -> dict[str, str]:
+        """{experiment: the text of exercise.yaml} for every experiment whose parent run (tag role=exercise)
+        carries that artifact, among those named with `prefix` ("quick/"), or, with none, all but quick ones;
+        the experiments in `skip` are not looked at."""
+        ids = [e.experiment_id for name, e in self.experiments.items() if name not in skip
+               and (name.startswith(prefix) if prefix else not name.startswith("quick/"))]
+        if not ids:
+            return {}
+        parents = self.client.search_runs(ids, "tags.role = 'exercise'", order_by=["attributes.start_time DESC"],
+                                          max_results=10000)
+        names = {e.experiment_id: name for name, e in self.experiments.items()}
+        found = {}
+        for run in parents:
+            name = names[run.info.experiment_id]
+            path = name not in found and self.artifact(run.info.run_id, "exercise.yaml")
+            if path:
+                found[name] = path.read_text(encoding="utf-8")
+        return found
+
     def json(self, run_id: str, path: str):
         p = self.artifact(run_id, path)
         return json.loads(p.read_text(encoding="utf-8")) if p else None

@@ -6,6 +6,7 @@ A claim's `check` is a small expression over variants' results, each the mean ov
 """
 import ast
 import operator
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import yaml
 from lm.errors import ConfigError
 
 EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
+FOLDER_VARIABLE = "TINYGPT_EXPERIMENTS"  # another folder of exercise files, for the suite and the report alike
 FUNCTIONS = {"abs": abs, "min": min, "max": max}
 
 
@@ -58,6 +60,7 @@ class Exercise:
     init_from: str | None = None      # an exercise whose trained models this one reads instead of training
     budget: str | None = None         # the variant whose training time is the wall-clock budget
     claims: list[Claim] = field(default_factory=list)
+    report: list[dict] | None = None  # the report section's figures: [{kind: curves, metrics: [val_loss]}, ...]
 
     def runs(self, seeds: int, extra: list[str] = ()) -> list[RunSpec]:
         n = self.seeds or seeds
@@ -67,32 +70,48 @@ class Exercise:
                 for variant, overrides in self.variants.items() for seed in range(1, n + 1)]
 
 
-def _parse(name: str, path: Path) -> Exercise:
+def parse(name: str, text: str, source: str) -> Exercise:
+    """An exercise from the text of its YAML; `source` names it in errors (a file, or a run's exercise.yaml)."""
     try:
-        raw = yaml.safe_load(path.read_text())
-        claims = [Claim(**c) for c in raw.pop("claims", [])]
+        raw = yaml.safe_load(text)
+        claims = [Claim(**c) for c in raw.pop("claims", None) or []]
         ex = Exercise(name=name, claims=claims, **raw)
-    except (yaml.YAMLError, TypeError) as e:
-        raise ConfigError(f"{path.name}: {str(e).splitlines()[0]}") from None
+    except (yaml.YAMLError, TypeError, AttributeError) as e:
+        raise ConfigError(f"{source}: {str(e).splitlines()[0]}") from None
+    if ex.report is not None and not (isinstance(ex.report, list) and all(
+            isinstance(e, dict) and isinstance(e.get("kind"), str) for e in ex.report)):
+        raise ConfigError(f"{source}: report must be a list of entries, each with a kind: "
+                          f"report: [{{kind: curves, metrics: [val_loss]}}]")
     ex.variants = {k: list(v or []) for k, v in ex.variants.items()}
     for v in ex.variants:
         if not v.isidentifier():
-            raise ConfigError(f"{path.name}: variant {v!r} must be a name usable in a check (letters, digits, _)")
+            raise ConfigError(f"{source}: variant {v!r} must be a name usable in a check (letters, digits, _)")
     for c in ex.claims:
         for expr in filter(None, (c.check, c.ours)):
             unknown = {v for v in referenced(expr) if v not in ex.variants}
             if unknown:
-                raise ConfigError(f"{path.name}: claim {c.text[:40]!r}… names unknown variants {sorted(unknown)}")
+                raise ConfigError(f"{source}: claim {c.text[:40]!r}… names unknown variants {sorted(unknown)}")
     return ex
 
 
+def folder() -> Path:
+    """The exercise files: $TINYGPT_EXPERIMENTS if set, else the project's experiments/."""
+    chosen = os.environ.get(FOLDER_VARIABLE)
+    if not chosen:
+        return EXPERIMENTS
+    if not Path(chosen).is_dir():
+        raise ConfigError(f"{FOLDER_VARIABLE}={chosen} is not a folder of exercise files")
+    return Path(chosen)
+
+
 def load_all() -> dict[str, Exercise]:
-    return {p.stem: _parse(p.stem, p) for p in sorted(EXPERIMENTS.glob("*.yaml"))}
+    return {p.stem: parse(p.stem, p.read_text(encoding="utf-8"), p.name) for p in sorted(folder().glob("*.yaml"))}
 
 
-def select(names) -> list[Exercise]:
-    """`all`, a comma-separated string or a list; unknown names are one error before any work."""
-    known = load_all()
+def select(names, known: dict[str, Exercise] | None = None) -> list[Exercise]:
+    """`all`, a comma-separated string or a list; unknown names are one error before any work. `known`: the
+    exercises to choose from, else the files."""
+    known = load_all() if known is None else known
     if names in (None, "all", ["all"]):
         return list(known.values())
     wanted = [n.strip() for n in (names.split(",") if isinstance(names, str) else names) if str(n).strip()]

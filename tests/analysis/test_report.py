@@ -19,9 +19,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = ["Validation loss and perplexity", "The lessons' claims", "Differences between variants",
             "Failed and unfinished runs", "The base model", "Head statistics", "Temperature against word validity",
             "The no-mask cheat", "Bigger models", "Which change helps most for the same training time?",
-            "Context length", "One head against many", "Samples"]
-FIGURES = ["learning_curves", "baseline_heads", "baseline_two_heads", "temperature", "nomask", "scaling", "context",
-           "heads_loss", "heads_maps"]
+            "Context length", "One head against many", "microgpt on names", "No position vectors"]
+# Each exercise's figures, named <exercise>_<kind> after the entries of its report: block.
+FIGURES = ["baseline_curves", "baseline_attention", "baseline_two_heads", "temperature_sweep", "nomask_curves",
+           "scaling_against_time", "context_by_position", "heads_sweep", "heads_attention", "heads_heads",
+           "nopos_curves"]
 
 
 def uri(folder) -> str:
@@ -113,7 +115,7 @@ def test_a_store_with_one_run(store_copy, tmp_path):
     assert re.search(r"\| heads \| h1 \| model.n_head=1 \| - \| not run \| not run \| 0 \|", md)
     assert re.search(r"\| nopos \| Without position vectors the validation loss is worse \| .* \| - \| not run \|", md)
     assert sorted(p.name for p in (tmp_path / "out" / "figures").iterdir()) == \
-        ["baseline_heads.png", "baseline_two_heads.png", "learning_curves.png"]
+        ["baseline_attention.png", "baseline_curves.png", "baseline_two_heads.png"]
 
 
 def add_run(client, experiment: str, variant: str, seed: int, status: str, metrics=None, tags=None) -> str:
@@ -158,8 +160,9 @@ def test_runs_that_logged_almost_nothing(store_copy, tmp_path):
     md = (tmp_path / "out" / "report.md").read_text()
     assert "| nopos | nopos | model.pos_emb=false | - | 2.500 | 12.18 | 1 |" in md
     assert re.search(r"\| The model has this many parameters \| 112,193 \| - \| - \| - \| - \| not run \|", md)
-    # Only the validation curve has anything to draw: one point.
-    assert [p.name for p in (tmp_path / "out" / "figures").iterdir()] == ["learning_curves.png"]
+    # Only the validation curves have anything to draw: one point each.
+    assert sorted(p.name for p in (tmp_path / "out" / "figures").iterdir()) == ["baseline_curves.png",
+                                                                                 "nopos_curves.png"]
 
 
 def test_an_empty_store_is_one_line(quick_store, tmp_path):

@@ -1,0 +1,164 @@
+"""The runs as pandas tables, for a notebook: `from analysis import runs`.
+
+    df = runs.table(quick=True)             # a row per run: exercise, variant, seed, status, toggles, final metrics
+    runs.aggregate(df, ["val_loss"])        # per (exercise, variant, metric): mean, std, n, 95% interval
+    runs.histories(df, ["val_loss"])        # metric histories in long form: a row per (run, metric, step)
+
+`make export` (`python -m analysis.runs [quick=true] [ablations=...] [out=reports/export]`) writes the three as
+Parquet and CSV. The store is found as `make report` finds it; the exercises are the files of the experiments
+folder and those only the store holds (sweeps). The same rows the report counts are marked `counted`: the newest
+finished run of each (variant, seed).
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from analysis import stats
+
+HISTORIES = ["train_loss", "val_loss", "honest_val_loss", "train_time_s", "val_loss_at_position"]
+KEYS = ["exercise", "variant", "seed"]
+
+
+def summary(values, confidence: float = 0.95) -> dict[str, float]:
+    """mean, std, n and the t-interval of the mean over seeds (NaN where one seed gives no spread)."""
+    v = np.asarray([float(x) for x in values if x is not None and np.isfinite(float(x))])
+    n = len(v)
+    mean = float(v.mean()) if n else np.nan
+    std = float(v.std(ddof=1)) if n > 1 else np.nan
+    low = high = np.nan
+    if n > 1:
+        low, high = scipy_stats.t.interval(confidence, n - 1, loc=mean, scale=std / np.sqrt(n)) if std > 0 \
+            else (mean, mean)
+    return {"mean": mean, "std": std, "n": n, "low": float(low), "high": float(high)}
+
+
+def _exercise_runs(quick: bool, ablations, tracking_uri: str | None):
+    from analysis import report
+    from analysis.store import ExerciseRuns, Reader
+    from lm import exercises
+    from lm.tracking import resolve_uri
+
+    uri = resolve_uri(tracking_uri)
+    reader = Reader(uri)
+    files = exercises.load_all()
+    chosen = exercises.select(ablations, {**report.store_exercises(reader, quick, files), **files})
+    prefix = "quick/" if quick else ""
+    return uri, [ExerciseRuns(ex, prefix + ex.name, reader) for ex in chosen]
+
+
+def table(quick: bool = False, ablations="all", tracking_uri: str | None = None) -> pd.DataFrame:
+    """A row per child run of every exercise: exercise, experiment, variant, seed, status, counted (the run the
+    report uses for its (variant, seed)), run_id, start_time, every param under its own name (model.n_head, and
+    the flat toggles mask, pos_emb, n_head, ...) and every final metric, numeric where it is a number."""
+    uri, exercise_runs = _exercise_runs(quick, ablations, tracking_uri)
+    parts = []
+    for er in exercise_runs:
+        counted = set(er.finished["run_id"])
+        for df in (er.finished, er.others):
+            if len(df):
+                parts.append(df.assign(exercise=er.exercise.name, experiment=er.experiment,
+                                       counted=df["run_id"].isin(counted)))
+    if not parts:
+        out = pd.DataFrame(columns=[*KEYS, "experiment", "status", "counted", "run_id", "start_time"])
+    else:
+        raw = pd.concat(parts, ignore_index=True)
+        first = [*KEYS, "experiment", "status", "counted", "run_id", "start_time"]
+        params = {c: c.removeprefix("params.") for c in raw if c.startswith("params.")  # seed: the key's already
+                  and not c.startswith("params.tracking.") and c.removeprefix("params.") not in (*first, "config_hash")}
+        metrics = {c: c.removeprefix("metrics.") for c in sorted(raw) if c.startswith("metrics.")}
+        out = raw[[*first, *params, *metrics]] \
+            .rename(columns={**params, **metrics})
+        for c in params.values():
+            out[c] = _typed(out[c])
+        # The toggles are logged twice, flat (n_head) and under their config name (model.n_head): one column each.
+        twins = [f"model.{c}" for c in params.values() if f"model.{c}" in out and out[f"model.{c}"].equals(out[c])]
+        out = out.drop(columns=twins)
+        out = out[[*first, *sorted(set(params.values()) - set(twins)), *metrics.values()]]
+        out.attrs["metrics"] = list(metrics.values())
+    out.attrs["tracking_uri"] = uri
+    return out.reset_index(drop=True)
+
+
+def _typed(column: pd.Series) -> pd.Series:
+    """A param column as numbers or booleans where every value is one (MLflow keeps params as text)."""
+    text = column.dropna().astype(str)
+    if len(text) and text.isin(["True", "False"]).all():
+        return column.map({"True": True, "False": False})
+    numbers = pd.to_numeric(column, errors="coerce")
+    return numbers if numbers.notna().sum() == len(text) else column
+
+
+def aggregate(df: pd.DataFrame, metrics=None) -> pd.DataFrame:
+    """Per (exercise, variant, metric) over the counted runs: mean, std, n, the 95% t-interval of the mean (low,
+    high) and the report's 'mean ± std' text. metrics: the final metrics to aggregate, else every one."""
+    counted = df[df["counted"].astype(bool)] if "counted" in df else df
+    if metrics is None:  # the final metrics table() found, else every float column
+        metrics = df.attrs.get("metrics") or [c for c in df if pd.api.types.is_float_dtype(df[c])]
+    rows = []
+    for (exercise, variant), g in counted.groupby(["exercise", "variant"], sort=False):
+        for m in metrics:
+            if m in g and g[m].notna().any():
+                values = g[m].dropna().tolist()
+                rows.append({"exercise": exercise, "variant": variant, "metric": m, **summary(values),
+                             "text": stats.mean_std(values)})
+    return pd.DataFrame(rows, columns=["exercise", "variant", "metric", "mean", "std", "n", "low", "high", "text"])
+
+
+def histories(df: pd.DataFrame, metrics=("val_loss",), tracking_uri: str | None = None) -> pd.DataFrame:
+    """Metric histories in long form: exercise, variant, seed, run_id, metric, step, value; one row per logged
+    step (the last value logged at it), for every run of df."""
+    from analysis.store import Reader
+    from lm.tracking import resolve_uri
+
+    reader = Reader(tracking_uri or df.attrs.get("tracking_uri") or resolve_uri(None))
+    jobs = [(r, m) for r in df["run_id"] for m in metrics]
+    reader.prefetch(jobs)
+    parts = [reader.history(r, m).assign(run_id=r, metric=m) for r, m in jobs]
+    parts = [p for p in parts if len(p)]
+    columns = ["exercise", "variant", "seed", "run_id", "metric", "step", "value"]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    long = pd.concat(parts, ignore_index=True)
+    return long.merge(df[["exercise", "variant", "seed", "run_id"]], on="run_id")[columns]
+
+
+def export(out: Path, quick: bool = False, ablations="all", tracking_uri: str | None = None) -> list[Path]:
+    """runs, histories and aggregate, each as .parquet and .csv in out."""
+    df = table(quick, ablations, tracking_uri)
+    tables = {"runs": df, "aggregate": aggregate(df), "histories": histories(df, HISTORIES)}
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, t in tables.items():
+        t.to_parquet(out / f"{name}.parquet", index=False)
+        t.to_csv(out / f"{name}.csv", index=False)
+        written += [out / f"{name}.parquet", out / f"{name}.csv"]
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`make export`: the options of `make report` (quick, ablations, out, tracking_uri), out defaulting to
+    reports/export."""
+    from analysis.report import OptionError, parse
+    from analysis.store import StoreError
+    from lm.errors import ConfigError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        opts = parse(argv)
+        out = Path(opts.out if any(a.startswith("out=") for a in argv) else "reports/export")
+        written = export(out, opts.quick, opts.ablations, opts.tracking_uri)
+    except (OptionError, ConfigError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except StoreError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {', '.join(p.name for p in written)} in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -59,6 +59,31 @@ def port_problem(host: str, port: int) -> str | None:
     return None
 
 
+# MLflow 3's UI opens on its GenAI pages unless the URL says otherwise: its sidebar switch (GenAI / Model training)
+# is kept in the browser, defaults to GenAI, and decides what an experiment opens on (the mlflow.experimentKind
+# tag is not read while that switch is on, as it is in 3.17). The URL parameter workflowType=machine_learning
+# sets the switch for the page, so a link with it opens on the runs table in any browser, a fresh one included.
+RUNS_VIEW = "runs?workflowType=machine_learning"
+
+
+def runs_link(base: str, experiment_id: str) -> str:
+    return f"{base}/#/experiments/{experiment_id}/{RUNS_VIEW}"
+
+
+def exercise_links(uri: str, base: str) -> list[tuple[str, str, str | None]]:
+    """(experiment, its runs table, its seeds-by-variant charts or None) for every experiment in the store."""
+    from mlflow.tracking import MlflowClient
+
+    from lm import views
+
+    out = []
+    for exp in sorted(MlflowClient(uri).search_experiments(), key=lambda e: e.name):
+        if exp.name != "Default":
+            charts = views.link(base, exp) if views.has_view(exp) else None
+            out.append((exp.name, runs_link(base, exp.experiment_id), charts))
+    return out
+
+
 def command(uri: str, host: str, port: int, extra: list[str]) -> list[str]:
     mlflow = Path(sys.executable).with_name("mlflow")
     cmd = [str(mlflow) if mlflow.exists() else "mlflow", "server", "--backend-store-uri", uri,
@@ -101,8 +126,15 @@ def main(argv: list[str] | None = None) -> int:
     if not is_loopback(host):
         print(f"warning: serving on {host}, beyond this machine: MLflow's UI has no login, and anyone who can reach "
               f"port {args.port} can read, change and delete these runs", file=sys.stderr)
-    print(f"MLflow UI for {uri}\n  open {address(host, args.port)}  (starting: a few seconds; Ctrl-C stops it)\n"
-          f"  runs: switch the sidebar from GenAI to Model training once; the UI remembers", flush=True)
+    print(f"MLflow UI for {uri}\n  open {address(host, args.port)}  (starting: a few seconds; Ctrl-C stops it)",
+          flush=True)
+    links = exercise_links(uri, address(host, args.port)) if not uri.startswith("sqlite:///") or db.is_file() else []
+    if links:
+        width = max(len(name) for name, *_ in links)
+        print("  each exercise's runs (and, below, its seeds charted by variant):")
+        for name, runs, charts in links:
+            print(f"    {name:<{width}}  {runs}" + (f"\n    {'':<{width}}  {charts}" if charts else ""))
+    sys.stdout.flush()
     cmd = command(uri, host, args.port, extra)
     # MLflow 3 also starts seven job-runner processes for its GenAI features (judges, trace roll-ups); training
     # runs need none of them, and on a small machine they slow everything else down.

@@ -56,4 +56,6 @@ def refresh(store, parent_id: str, ex: Exercise) -> dict[str, float]:
     children = store.client.search_runs([exp_id], f"tags.mlflow.parentRunId = '{parent_id}'", max_results=10000)
     metrics = summarise(children, headline(ex))
     store.log_metrics(parent_id, metrics)
+    for child in children[:1]:  # the corpus, in the Dataset column of the exercise's own row
+        store.client.log_inputs(parent_id, datasets=child.inputs.dataset_inputs)
     return metrics

@@ -152,7 +152,7 @@ def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str) -> dict[
         note = f"**{ex.title}**. Lesson {ex.lesson}.\n\nMeasures: {ex.measures}.\n\n" + \
                "\n".join(f"- {c.text}" + (f" (check: `{c.check}`)" if c.check else "") for c in ex.claims)
         store.client.set_experiment_tag(exp_id, "mlflow.note.content", note)
-        views.save(store.client, exp_id, ex)  # the runs page grouped by variant, seeds aggregated
+        views.save(store.client, exp_id, list(ex.variants))  # the runs page: means, and seeds by variant
         runs = store.client.search_runs([exp_id], max_results=10000)
         by_exp[name] = runs
         for r in runs:  # the suite holds the lock, so a RUNNING run is one whose process died

@@ -59,15 +59,10 @@ def port_problem(host: str, port: int) -> str | None:
     return None
 
 
-# MLflow 3's UI opens on its GenAI pages unless the URL says otherwise: its sidebar switch (GenAI / Model training)
-# is kept in the browser, defaults to GenAI, and decides what an experiment opens on (the mlflow.experimentKind
-# tag is not read while that switch is on, as it is in 3.17). The URL parameter workflowType=machine_learning
-# sets the switch for the page, so a link with it opens on the runs table in any browser, a fresh one included.
-RUNS_VIEW = "runs?workflowType=machine_learning"
-
-
 def runs_link(base: str, experiment_id: str) -> str:
-    return f"{base}/#/experiments/{experiment_id}/{RUNS_VIEW}"
+    from lm.views import RUNS
+
+    return f"{base}/#/experiments/{experiment_id}/{RUNS}"
 
 
 def exercise_links(uri: str, base: str) -> list[tuple[str, str, str | None]]:
@@ -80,7 +75,9 @@ def exercise_links(uri: str, base: str) -> list[tuple[str, str, str | None]]:
     for exp in sorted(MlflowClient(uri).search_experiments(), key=lambda e: e.name):
         if exp.name != "Default":
             charts = views.link(base, exp) if views.has_view(exp) else None
-            out.append((exp.name, runs_link(base, exp.experiment_id), charts))
+            runs = views.link(base, exp, views.TABLE_KEY) if views.has_view(exp, views.TABLE_KEY) else \
+                runs_link(base, exp.experiment_id)
+            out.append((exp.name, runs, charts))
     return out
 
 

@@ -5,25 +5,30 @@ an experiment tag `mlflow.sharedViewState.<key>` holding {name, createdAt, updat
 the page's state as JSON. Such a view is listed in the page's "Saved views" menu, and
 `#/experiments/<id>/runs?viewStateShareKey=<key>` opens it. The suite writes one per exercise: runs grouped by
 the `variant` tag, each group the mean of its seeds with their min-max band in the line charts, and charts of
-the validation loss and of parameters against validation loss (parallel coordinates).
+the validation and training loss, and parallel coordinates of parameter count against validation loss.
 """
 import json
 import time
 
-from lm.exercises import Exercise
-
 PREFIX = "mlflow.sharedViewState."
 KEY = "tinygpt-seeds-by-variant"
 NAME = "Seeds by variant"
+TABLE_KEY = "tinygpt-runs-and-means"
+TABLE_NAME = "Runs and means"
+# MLflow 3's UI opens on its GenAI pages unless the URL says otherwise: its sidebar switch (GenAI / Model training)
+# is kept in the browser, defaults to GenAI, and decides what an experiment opens on (3.17 reads the switch, not
+# the mlflow.experimentKind tag). workflowType=machine_learning in the URL sets it for the page, in any browser.
+RUNS = "runs?workflowType=machine_learning"
 
 
-def has_view(exp) -> bool:
-    return f"{PREFIX}{KEY}" in exp.tags
+def has_view(exp, key: str = KEY) -> bool:
+    return f"{PREFIX}{key}" in exp.tags
 
 
-def link(base: str, exp) -> str:
-    return (f"{base}/#/experiments/{exp.experiment_id}/runs?workflowType=machine_learning&compareRunsMode=CHART"
-            f"&viewStateShareKey={KEY}")
+def link(base: str, exp, key: str = KEY) -> str:
+    """The experiment's runs page, opened on one of its saved views."""
+    mode = "&compareRunsMode=CHART" if key == KEY else ""
+    return f"{base}/#/experiments/{exp.experiment_id}/{RUNS}{mode}&viewStateShareKey={key}"
 
 
 def _line(uuid: str, metric: str, section: str) -> dict:
@@ -34,17 +39,20 @@ def _line(uuid: str, metric: str, section: str) -> dict:
             "yAxisExpressions": [], "ignoreOutliers": False, "useGlobalXaxisKey": True, "useGlobalLineSmoothing": True}
 
 
-def varied(ex: Exercise) -> list[str]:
-    """The config keys the exercise's variants change (model.n_head, …): each is a logged param."""
-    return sorted({o.lstrip("+~").split("=")[0] for overrides in ex.variants.values() for o in overrides})
+def table_state(variants: list[str]) -> dict:
+    """The runs table with the parent run's per-variant means (lm/aggregates.py) and the Dataset as columns."""
+    means = [f"metrics.`{v}/val_loss_mean`" for v in variants]
+    return {**state(), "groupBy": None, "compareRunCharts": None, "compareRunSections": None,
+            "selectedColumns": ["attributes.`Dataset`", "metrics.`val_loss`", *means, "tags.`seed`"]}
 
 
-def state(ex: Exercise) -> dict:
+def state() -> dict:
     """The runs page's state: the keys and values its own "Save as new view" writes (MLflow 3.17)."""
     section = "tinygpt-seeds-by-variant"
     parallel = {"uuid": "tinygpt-parallel", "type": "PARALLEL", "runsCountToCompare": 100, "metricSectionId": section,
-                "deleted": False, "isGenerated": False, "displayName": "Parameters against validation loss",
-                "selectedParams": varied(ex), "selectedMetrics": ["n_params", "val_loss"], "showAllRuns": False}
+                "deleted": False, "isGenerated": False, "displayName": "Parameter count against validation loss",
+                # metrics only: the chart cannot aggregate a group's params, which MLflow keeps as strings
+                "selectedParams": [], "selectedMetrics": ["n_params", "val_loss"], "showAllRuns": False}
     return {
         "searchFilter": "", "orderByKey": "attributes.start_time", "orderByAsc": False, "startTime": "ALL",
         "lifecycleFilter": "Active", "datasetsFilter": [], "modelVersionFilter": "All Runs",
@@ -59,13 +67,14 @@ def state(ex: Exercise) -> dict:
                                 "deleted": False, "isGenerated": False}],
         "compareRunCharts": [_line("tinygpt-val-loss", "val_loss", section),
                              _line("tinygpt-train-loss", "train_loss", section),
-                             *([parallel] if varied(ex) else [])],
+                             parallel],
     }
 
 
-def save(client, experiment_id: str, ex: Exercise) -> None:
-    """The exercise's view, as the experiment tag the UI's saved views and share links read (plain JSON: the UI
-    reads its own deflated form or this)."""
+def save(client, experiment_id: str, variants: list[str]) -> None:
+    """The exercise's two views, as the experiment tags the UI's saved views and share links read (plain JSON:
+    the UI reads its own deflated form or this)."""
     now = int(time.time() * 1000)
-    envelope = {"name": NAME, "createdAt": now, "updatedAt": now, "state": json.dumps(state(ex))}
-    client.set_experiment_tag(experiment_id, f"{PREFIX}{KEY}", json.dumps(envelope))
+    for key, name, st in ((TABLE_KEY, TABLE_NAME, table_state(variants)), (KEY, NAME, state())):
+        envelope = {"name": name, "createdAt": now, "updatedAt": now, "state": json.dumps(st)}
+        client.set_experiment_tag(experiment_id, f"{PREFIX}{key}", json.dumps(envelope))

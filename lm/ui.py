@@ -93,6 +93,28 @@ def command(uri: str, host: str, port: int, extra: list[str]) -> list[str]:
     return cmd + extra
 
 
+def remote(uri: str) -> int:
+    """MLFLOW_TRACKING_URI is a server, which serves its own UI: the links into it, or one line if it does not answer."""
+    from lm.tracking import Store, TrackingError
+
+    try:
+        Store(uri)
+    except TrackingError:
+        print(f"error: MLFLOW_TRACKING_URI is the MLflow server {uri}, which serves its own UI, but it does not "
+              f"answer (unset MLFLOW_TRACKING_URI to serve the local store)", file=sys.stderr)
+        return 2
+    print(f"MLflow server {uri} serves its own UI; each exercise's runs (and, below, its seeds charted by variant):")
+    print_links(exercise_links(uri, uri.rstrip("/")))
+    return 0
+
+
+def print_links(links: list[tuple[str, str, str | None]]) -> None:
+    width = max((len(name) for name, *_ in links), default=0)
+    for name, runs, charts in links:
+        print(f"    {name:<{width}}  {runs}" + (f"\n    {'':<{width}}  {charts}" if charts else ""))
+    sys.stdout.flush()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lm.ui", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default=LOOPBACK, help="interface to bind (default 127.0.0.1: this machine only)")
@@ -101,9 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     host = args.host.strip() or LOOPBACK
     uri = resolve_uri()
     if uri.startswith(("http://", "https://")):
-        print(f"error: MLFLOW_TRACKING_URI is the MLflow server {uri}, which serves its own UI: open it in a browser "
-              f"(unset MLFLOW_TRACKING_URI to serve the local store)", file=sys.stderr)
-        return 2
+        return remote(uri)
     if not uri.startswith(("sqlite:///", "postgresql", "mysql", "mssql")):
         print(f"error: cannot serve the tracking URI {uri!r}; use sqlite:///path/to/mlflow.db", file=sys.stderr)
         return 2
@@ -127,11 +147,8 @@ def main(argv: list[str] | None = None) -> int:
           flush=True)
     links = exercise_links(uri, address(host, args.port)) if not uri.startswith("sqlite:///") or db.is_file() else []
     if links:
-        width = max(len(name) for name, *_ in links)
         print("  each exercise's runs (and, below, its seeds charted by variant):")
-        for name, runs, charts in links:
-            print(f"    {name:<{width}}  {runs}" + (f"\n    {'':<{width}}  {charts}" if charts else ""))
-    sys.stdout.flush()
+        print_links(links)
     cmd = command(uri, host, args.port, extra)
     # MLflow 3 also starts seven job-runner processes for its GenAI features (judges, trace roll-ups); training
     # runs need none of them, and on a small machine they slow everything else down.

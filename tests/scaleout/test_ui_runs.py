@@ -96,7 +96,7 @@ def test_the_printed_link_opens_on_the_runs_table_with_the_parents_means(heads):
     ((_, runs, _),) = ui.exercise_links(client.tracking_uri, srv.url)
     dom = browse(runs, dom=True, budget_ms=15000)   # a fresh profile: the UI's switch is on GenAI
     assert "Runs and means" in dom and ">heads<" in dom
-    for v in VARIANTS:
+    for v in VARIANTS[:3]:   # the table draws only the columns in the window
         assert f"{v}/val_loss_mean" in dom
     assert "shakespeare/train" in dom              # the parent's Dataset column
     assert "ag-root" in dom and "Detect Issues" not in dom    # the runs table, not the GenAI overview

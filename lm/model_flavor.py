@@ -13,7 +13,9 @@ Every finished run logs `runs:/<id>/model` beside `model.pt`:
   exported graph has lost the module's structure (its heads, its KV-cached decoder, its config object).
 """
 import os
+import tempfile
 from contextlib import contextmanager
+from pathlib import Path
 
 import mlflow
 import numpy as np
@@ -61,6 +63,16 @@ def log(store, run_id: str, model: GPT, chars: list[str], bos: int | None) -> No
                                  input_example=example, signature=signature(model),
                                  metadata={"chars": chars, "bos": bos, "block_size": c.block_size},
                                  pip_requirements=[f"torch=={torch.__version__.split('+')[0]}"])
+
+
+def log_from_run(store, run_id: str) -> None:
+    """The run's own model.pt (a twin's, copied from its leader) as its MLflow model: MLflow finds `runs:/<id>/model`
+    only among the models whose source run is that run."""
+    from lm import checkpoint
+
+    with tempfile.TemporaryDirectory() as tmp:
+        model, meta = checkpoint.load(Path(store.client.download_artifacts(run_id, "model.pt", tmp)))
+    log(store, run_id, model, meta["chars"], meta["bos"])
 
 
 def load(uri: str, tracking_uri: str | None = None) -> tuple[torch.nn.Module, dict]:

@@ -15,9 +15,8 @@ from mlflow.tracking import MlflowClient
 from lm import faults
 
 PROJECT = Path(__file__).resolve().parent.parent
-# What every experiment the project creates is: MLflow's own tag, which its UI's experiment-type selector writes.
-# MLflow 3.17's UI takes the type from its sidebar switch (or the URL's workflowType) instead, so `make ui` prints
-# links with workflowType=machine_learning; the tag keeps the experiments right for UIs and clients that read it.
+# What every experiment the project creates is, in MLflow's own tag (its UI's experiment-type selector writes it).
+# MLflow 3.17's UI reads its sidebar switch instead, so the links `make ui` prints set that too (lm/views.py).
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 
 

@@ -217,6 +217,7 @@ def copy(cfg: RunConfig, store: Store, source: str, run_id: str) -> dict:
     RunLogger(tracking_uri=store.uri, run_id=run_id).log_hyperparams(params(cfg))
     store.copy_results(source, run_id, keep={"ablation", "variant", "seed", "config_hash"})
     store.client.set_tag(run_id, "copied_from", source)
+    model_flavor.log_from_run(store, run_id)
     store.end_run(run_id, "FINISHED")
     return {"status": "FINISHED", "val_loss": store.client.get_run(run_id).data.metrics["val_loss"]}
 

@@ -112,3 +112,19 @@ def test_the_seeds_view_groups_the_runs_by_variant(heads):
     assert "Group by: variant" in dom and views.NAME in dom
     for v in VARIANTS:
         assert f"Group: {v}" in dom
+
+
+def test_the_readmes_load_model_command_gives_a_graph_of_the_gpt(heads):
+    """The README's command, as a user types it: MLflow's own loader, with its pickle check on."""
+    import os
+    import subprocess
+    import sys
+
+    client, *_ = heads
+    _, _, children = parent_and_children(client)
+    run_id = children[0].info.run_id
+    env = {**os.environ, "MLFLOW_TRACKING_URI": client.tracking_uri, "MLFLOW_ALLOW_PICKLE_DESERIALIZATION": "false"}
+    code = f"import mlflow; m = mlflow.pytorch.load_model('runs:/{run_id}/model'); print(m)"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "GraphModule" in out.stdout and "lm_head" in out.stdout

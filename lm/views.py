@@ -33,7 +33,7 @@ def link(base: str, exp, key: str = KEY) -> str:
 
 def _line(uuid: str, metric: str, section: str) -> dict:
     return {"uuid": uuid, "type": "LINE", "runsCountToCompare": 100, "metricSectionId": section, "deleted": False,
-            "isGenerated": False, "displayName": f"{metric} (mean of the seeds, band: min to max)",
+            "isGenerated": False, "displayName": metric,
             "metricKey": metric, "selectedMetricKeys": [metric], "lineSmoothness": 0, "xAxisScaleType": "linear",
             "scaleType": "linear", "range": {}, "xAxisKey": "step", "selectedXAxisMetricKey": "", "yAxisKey": "metric",
             "yAxisExpressions": [], "ignoreOutliers": False, "useGlobalXaxisKey": True, "useGlobalLineSmoothing": True}

@@ -4,7 +4,9 @@
 
 Serves the store training writes to (MLFLOW_TRACKING_URI, else TINYGPT_STORE, else ./mlruns/mlflow.db) with
 `mlflow server`, artifacts included: the runs' files are read where the store keeps them, and experiments made
-through the server keep theirs in the same folder. Checks the port first and prints the address to open.
+through the server keep theirs in the same folder. Checks the port first and prints the address to open, and
+for each exercise two links that open on its runs (lm/views.py): the runs table with the parent run's per-variant
+means, and the runs grouped by variant in charts. With MLFLOW_TRACKING_URI a server, prints the links into its UI.
 """
 import argparse
 import errno

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import claims, sections, stats
+from analysis import claims, parent_runs, sections, stats
 from analysis.document import Doc
 from analysis.kinds import Context, Kind, what_changes
 from analysis.store import ExerciseRuns, Reader, StoreError, sqlite_path
@@ -353,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
     (out / "report.md").write_text(doc.markdown(), encoding="utf-8")
     (out / "report.html").write_text(doc.html(title), encoding="utf-8")
     run_id = log_report(reader, out, opts, counts) if opts.log else None
+    if opts.log:  # each exercise's verdicts and figures, on its parent run
+        parent_runs.log(runs, out / "figures")
     print(f"wrote {out / 'report.html'} and {out / 'report.md'} in {time.time() - started:.1f} s"
           + (f"; logged as run {run_id} in experiment '{prefix}report'" if run_id else ""))
     return 0

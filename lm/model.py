@@ -77,7 +77,9 @@ class CausalSelfAttention(nn.Module):
     def forward(self, x, need_weights: bool = False):
         B, T, C = x.shape
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in self.c_attn(x).split(C, 2))
-        causal = self.mask and T > 1
+        # While torch.export traces the MLflow model (lm/model_flavor.py), T is symbolic and `T > 1` would be a
+        # SymBool, which SDPA refuses; a window of one attends to itself either way.
+        causal = self.mask and (torch.compiler.is_exporting() or T > 1)
         weights = None
         if need_weights:  # the analysis path: the same sums, written out so the weights can be kept
             scores = q @ k.transpose(-2, -1) * (self.scale or 1 / math.sqrt(q.size(-1)))

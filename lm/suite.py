@@ -20,7 +20,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from tqdm import tqdm
 
-from lm import config, devices, exercises, launchers, train
+from lm import aggregates, config, devices, exercises, launchers, train, views
 from lm.config import ConfigError, RunConfig
 from lm.exercises import Exercise, RunSpec
 
@@ -152,6 +152,7 @@ def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str) -> dict[
         note = f"**{ex.title}**. Lesson {ex.lesson}.\n\nMeasures: {ex.measures}.\n\n" + \
                "\n".join(f"- {c.text}" + (f" (check: `{c.check}`)" if c.check else "") for c in ex.claims)
         store.client.set_experiment_tag(exp_id, "mlflow.note.content", note)
+        views.save(store.client, exp_id, list(ex.variants))  # the runs page: means, and seeds by variant
         runs = store.client.search_runs([exp_id], max_results=10000)
         by_exp[name] = runs
         for r in runs:  # the suite holds the lock, so a RUNNING run is one whose process died
@@ -370,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
             if job.run_id and job.state in ("pending", "skipped"):
                 store.end_run(job.run_id, "KILLED" if job.state == "pending" else "FAILED",
                               job.result.get("reason") or "not started: the suite was interrupted")
+        for ex in chosen:  # each variant's mean, std and seed count, on the exercise's parent run
+            aggregates.refresh(store, parents[f"{'quick/' if s.quick else ''}{ex.name}"], ex)
         for name, run_id in parents.items():
             states = [j.state for j in jobs if j.experiment == name]
             status = "KILLED" if "killed" in states or "pending" in states else (

@@ -15,6 +15,9 @@ from mlflow.tracking import MlflowClient
 from lm import faults
 
 PROJECT = Path(__file__).resolve().parent.parent
+# What every experiment the project creates is, in MLflow's own tag (its UI's experiment-type selector writes it).
+# MLflow 3.17's UI reads its sidebar switch instead, so the links `make ui` prints set that too (lm/views.py).
+EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 
 
 class TrackingError(RuntimeError):
@@ -137,12 +140,15 @@ class Store:
         if exp is not None:
             if exp.lifecycle_stage == "deleted":
                 self.client.restore_experiment(exp.experiment_id)
+            for key, value in EXPERIMENT_KIND.items():
+                if exp.tags.get(key) != value:  # a store made before the tag
+                    self.client.set_experiment_tag(exp.experiment_id, key, value)
             return exp.experiment_id
         # A folder of its own under the root whatever the name: `..` or `.` would put it beside or on the root.
         folder = re.sub(r"[^\w.-]+", "-", name.replace("/", "-"), flags=re.ASCII).strip(".") or "experiment"
         location = f"{self.artifact_root}/{folder}" if self.artifact_root else None
         try:
-            return self.client.create_experiment(name, artifact_location=location)
+            return self.client.create_experiment(name, artifact_location=location, tags=EXPERIMENT_KIND)
         except Exception:  # another process created it first
             return self.client.get_experiment_by_name(name).experiment_id
 
@@ -189,6 +195,7 @@ class Store:
         run = self.client.get_run(source)
         self.log_points(run_id, [m for k in run.data.metrics for m in self.client.get_metric_history(source, k)])
         self.set_tags(run_id, {k: v for k, v in run.data.tags.items() if not k.startswith("mlflow.") and k not in keep})
+        self.client.log_inputs(run_id, datasets=run.inputs.dataset_inputs)  # the corpus it was trained on
         with tempfile.TemporaryDirectory() as tmp:
             self.client.log_artifacts(run_id, self.client.download_artifacts(source, "", tmp))
 

@@ -20,7 +20,7 @@ from omegaconf import OmegaConf
 from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
 
 from lm.heads import headline
-from lm import checkpoint, config, devices, faults, probes
+from lm import checkpoint, config, datasets, devices, faults, model_flavor, probes
 from lm.callbacks import Diverged, RunLogger, StepRecorder
 from lm.config import ConfigError, RunConfig
 from lm.data import Corpus, CorpusDataModule, DataError, load_corpus
@@ -171,6 +171,7 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
     store.resume(run_id)  # a run trained again in place after a kill: nothing it logged is logged twice
     store.set_tags(run_id, {f"runtime.{k}": v for k, v in asdict(cfg.runtime).items()})
     logger.log_hyperparams(params(cfg))  # MLflow accepts a param logged again with the same value
+    datasets.log_corpus(store.client, run_id, cfg.data, corpus)
     store.log_metrics(run_id, {"n_params": sum(p.numel() for p in module.parameters()),
                                "predicted_params": n_params(cfg.model),
                                # one layer's score array, batch × heads × context², predicted as lesson 000
@@ -220,6 +221,7 @@ def copy(cfg: RunConfig, store: Store, source: str, run_id: str) -> dict:
     RunLogger(tracking_uri=store.uri, run_id=run_id).log_hyperparams(params(cfg))
     store.copy_results(source, run_id, keep={"ablation", "variant", "seed", "config_hash"})
     store.client.set_tag(run_id, "copied_from", source)
+    model_flavor.log_from_run(store, run_id)
     store.end_run(run_id, "FINISHED")
     return {"status": "FINISHED", "val_loss": store.client.get_run(run_id).data.metrics["val_loss"]}
 
@@ -261,6 +263,7 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
         table.to_csv(tmp / "heads.csv", index=False)
         checkpoint.save(tmp / "model.pt", model, corpus.chars, corpus.bos)
         store.client.log_artifacts(run_id, str(tmp))
+    model_flavor.log(store, run_id, model, corpus.chars, corpus.bos)
     return {**metrics, "probe": probe["top"], "sample": sample["texts"][0]}
 
 

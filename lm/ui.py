@@ -4,7 +4,9 @@
 
 Serves the store training writes to (MLFLOW_TRACKING_URI, else TINYGPT_STORE, else ./mlruns/mlflow.db) with
 `mlflow server`, artifacts included: the runs' files are read where the store keeps them, and experiments made
-through the server keep theirs in the same folder. Checks the port first and prints the address to open.
+through the server keep theirs in the same folder. Checks the port first and prints the address to open, and
+for each exercise two links that open on its runs (lm/views.py): the runs table with the parent run's per-variant
+means, and the runs grouped by variant in charts. With MLFLOW_TRACKING_URI a server, prints the links into its UI.
 """
 import argparse
 import errno
@@ -59,6 +61,28 @@ def port_problem(host: str, port: int) -> str | None:
     return None
 
 
+def runs_link(base: str, experiment_id: str) -> str:
+    from lm.views import RUNS
+
+    return f"{base}/#/experiments/{experiment_id}/{RUNS}"
+
+
+def exercise_links(uri: str, base: str) -> list[tuple[str, str, str | None]]:
+    """(experiment, its runs table, its seeds-by-variant charts or None) for every experiment in the store."""
+    from mlflow.tracking import MlflowClient
+
+    from lm import views
+
+    out = []
+    for exp in sorted(MlflowClient(uri).search_experiments(), key=lambda e: e.name):
+        if exp.name != "Default":
+            charts = views.link(base, exp) if views.has_view(exp) else None
+            runs = views.link(base, exp, views.TABLE_KEY) if views.has_view(exp, views.TABLE_KEY) else \
+                runs_link(base, exp.experiment_id)
+            out.append((exp.name, runs, charts))
+    return out
+
+
 def command(uri: str, host: str, port: int, extra: list[str]) -> list[str]:
     mlflow = Path(sys.executable).with_name("mlflow")
     cmd = [str(mlflow) if mlflow.exists() else "mlflow", "server", "--backend-store-uri", uri,
@@ -71,6 +95,28 @@ def command(uri: str, host: str, port: int, extra: list[str]) -> list[str]:
     return cmd + extra
 
 
+def remote(uri: str) -> int:
+    """MLFLOW_TRACKING_URI is a server, which serves its own UI: the links into it, or one line if it does not answer."""
+    from lm.tracking import Store, TrackingError
+
+    try:
+        Store(uri)
+    except TrackingError:
+        print(f"error: MLFLOW_TRACKING_URI is the MLflow server {uri}, which serves its own UI, but it does not "
+              f"answer (unset MLFLOW_TRACKING_URI to serve the local store)", file=sys.stderr)
+        return 2
+    print(f"MLflow server {uri} serves its own UI; each exercise's runs (and, below, its seeds charted by variant):")
+    print_links(exercise_links(uri, uri.rstrip("/")))
+    return 0
+
+
+def print_links(links: list[tuple[str, str, str | None]]) -> None:
+    width = max((len(name) for name, *_ in links), default=0)
+    for name, runs, charts in links:
+        print(f"    {name:<{width}}  {runs}" + (f"\n    {'':<{width}}  {charts}" if charts else ""))
+    sys.stdout.flush()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lm.ui", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default=LOOPBACK, help="interface to bind (default 127.0.0.1: this machine only)")
@@ -79,9 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     host = args.host.strip() or LOOPBACK
     uri = resolve_uri()
     if uri.startswith(("http://", "https://")):
-        print(f"error: MLFLOW_TRACKING_URI is the MLflow server {uri}, which serves its own UI: open it in a browser "
-              f"(unset MLFLOW_TRACKING_URI to serve the local store)", file=sys.stderr)
-        return 2
+        return remote(uri)
     if not uri.startswith(("sqlite:///", "postgresql", "mysql", "mssql")):
         print(f"error: cannot serve the tracking URI {uri!r}; use sqlite:///path/to/mlflow.db", file=sys.stderr)
         return 2
@@ -101,8 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     if not is_loopback(host):
         print(f"warning: serving on {host}, beyond this machine: MLflow's UI has no login, and anyone who can reach "
               f"port {args.port} can read, change and delete these runs", file=sys.stderr)
-    print(f"MLflow UI for {uri}\n  open {address(host, args.port)}  (starting: a few seconds; Ctrl-C stops it)\n"
-          f"  runs: switch the sidebar from GenAI to Model training once; the UI remembers", flush=True)
+    print(f"MLflow UI for {uri}\n  open {address(host, args.port)}  (starting: a few seconds; Ctrl-C stops it)",
+          flush=True)
+    links = exercise_links(uri, address(host, args.port)) if not uri.startswith("sqlite:///") or db.is_file() else []
+    if links:
+        print("  each exercise's runs (and, below, its seeds charted by variant):")
+        print_links(links)
     cmd = command(uri, host, args.port, extra)
     # MLflow 3 also starts seven job-runner processes for its GenAI features (judges, trace roll-ups); training
     # runs need none of them, and on a small machine they slow everything else down.

@@ -70,7 +70,7 @@ def test_a_port_in_use_is_one_line(started, tmp_path, monkeypatch, capsys):
     (["--port", "70000"], {}, "PORT=70000 is not a port"),
     (["--port", "http"], {}, "PORT=http is not a port"),
     (["--host", "no-such-host.invalid"], {}, "cannot serve on 'no-such-host.invalid'"),
-    ([], {"MLFLOW_TRACKING_URI": "http://127.0.0.1:5000"}, "is the MLflow server http://127.0.0.1:5000, which serves"),
+    ([], {"MLFLOW_TRACKING_URI": "http://127.0.0.1:9"}, "is the MLflow server http://127.0.0.1:9, which serves"),
 ])
 def test_bad_input_is_one_line(args, env, message, started, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TINYGPT_STORE", str(tmp_path))

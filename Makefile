@@ -12,11 +12,12 @@ SEEDS ?=
 ARGS ?=
 RESUME ?=
 RUN ?=
+EXERCISE ?=
 PROMPT ?=
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: train ablations ablations-quick sample report ui test reliability bench clean
+.PHONY: train ablations ablations-quick sample heads report ui test reliability bench clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -37,6 +38,9 @@ ablations-quick: $(VENV)/.installed  ## every exercise at toy size: a smoke test
 
 sample: $(VENV)/.installed  ## text from the newest `make train` run (RUN=<id>, PROMPT="ROMEO:", ARGS="temperature=0.5")
 	$(PY) -m lm.sample $(if $(RUN),run=$(RUN)) $(if $(PROMPT),'prompt=$(PROMPT)') $(ARGS)
+
+heads: $(VENV)/.installed  ## knock-out of every head of finished runs: RUN=<id> prints its head table; EXERCISE=heads (ARGS="quick=true force=true")
+	$(PY) -m lm.knockout $(if $(RUN),run=$(RUN)) $(if $(EXERCISE),exercise=$(EXERCISE)) $(ARGS)
 
 report: $(VENV)/.installed  ## reports/report.html and reports/report.md from the MLflow store
 	$(PY) -m analysis.report $(ARGS)

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import claims, figures, stats
+from analysis import attention_view, claims, figures, knockout_report, stats
 from analysis.document import Doc
 from analysis.heads import TL_CONVENTION, headline, strongest
 from analysis.store import ExerciseRuns, Reader, StoreError, sqlite_path
@@ -532,6 +532,8 @@ def build(runs: dict[str, ExerciseRuns], opts: Options, uri: str, out: Path, tit
     failures(doc, runs)
     baseline(doc, runs.get("baseline"), heads_by_run)
     head_statistics(doc, runs, heads_by_run)
+    knockout_report.section(doc, runs)
+    attention_view.section(doc, runs)
     temperature(doc, runs.get("temperature"))
     nomask(doc, runs.get("nomask"))
     scaling(doc, runs.get("scaling"))

@@ -76,7 +76,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
                      "heads, per seed": ", ".join("-" if pd.isna(h) else str(int(h)) for h in g["head"]),
                      "seeds": len(g), "type score": stats.mean_std(g["type_score"], 2) if part == "head" else "-",
                      "knock-out, mean ablation (95% CI)": mean_interval(g[Mode.MEAN.value]),
-                     "zero ablation": stats.mean_std(g.get(Mode.ZERO.value, []), 3),
+                     "zero ablation": mean_interval(g[Mode.ZERO.value]) if Mode.ZERO.value in g else "-",
                      "_effect": g[Mode.MEAN.value].mean()})
     out = pd.DataFrame(rows)
     order = {"head": 0, "attn": 1, "mlp": 2}

@@ -17,11 +17,13 @@ from lm.exercises import load_all
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = ["Validation loss and perplexity", "The lessons' claims", "Differences between variants",
-            "Failed and unfinished runs", "The base model", "Head statistics", "Temperature against word validity",
+            "Failed and unfinished runs", "The base model", "Head statistics", "Which heads matter: knock-out",
+            "Explore the attention", "Temperature against word validity",
             "The no-mask cheat", "Bigger models", "Which change helps most for the same training time?",
             "Context length", "One head against many", "Samples"]
 FIGURES = ["learning_curves", "baseline_heads", "baseline_two_heads", "temperature", "nomask", "scaling", "context",
-           "heads_loss", "heads_maps"]
+           "heads_loss", "heads_maps",
+           *(f"knockout_{name}" for name in ("baseline", "nomask", "nopos", "scaling", "context", "heads", "microgpt"))]
 
 
 def uri(folder) -> str:
@@ -106,7 +108,7 @@ def test_a_store_with_one_run(store_copy, tmp_path):
     assert re.search(r"\| heads \| h1 \| model.n_head=1 \| - \| not run \| not run \| 0 \|", md)
     assert re.search(r"\| nopos \| Without position vectors the validation loss is worse \| .* \| - \| not run \|", md)
     assert sorted(p.name for p in (tmp_path / "out" / "figures").iterdir()) == \
-        ["baseline_heads.png", "baseline_two_heads.png", "learning_curves.png"]
+        ["baseline_heads.png", "baseline_two_heads.png", "knockout_baseline.png", "learning_curves.png"]
 
 
 def add_run(client, experiment: str, variant: str, seed: int, status: str, metrics=None, tags=None) -> str:

@@ -166,8 +166,8 @@ def windows(batches, n: int = WINDOWS) -> list[tuple[torch.Tensor, torch.Tensor]
 def knockout(model: GPT, batches, modes=(Mode.MEAN, Mode.ZERO)) -> pd.DataFrame:
     """One row per (target, mode): block, head (empty for a whole attention or MLP), part, mode, the loss with
     the target knocked out and its increase over the intact model's loss, on the given batches (see windows()).
-    The cost in seconds is in `.attrs["seconds"]`, the intact loss in `.attrs["base_loss"]`."""
-    started = time.perf_counter()
+    The cost is in `.attrs["seconds"]` (wall) and `.attrs["cpu_seconds"]`, the intact loss in `.attrs["base_loss"]`."""
+    started, cpu = time.perf_counter(), time.process_time()
     was_training = model.training
     model.eval()
     batches = list(batches)
@@ -186,7 +186,7 @@ def knockout(model: GPT, batches, modes=(Mode.MEAN, Mode.ZERO)) -> pd.DataFrame:
     finally:
         model.train(was_training)
     table = pd.DataFrame(rows).astype({"head": "Int64"})
-    table.attrs.update(base_loss=base, seconds=time.perf_counter() - started)
+    table.attrs.update(base_loss=base, seconds=time.perf_counter() - started, cpu_seconds=time.process_time() - cpu)
     return table
 
 
@@ -314,13 +314,17 @@ def for_run(store, run_id: str, force: bool = False) -> tuple[pd.DataFrame, pd.D
 
 
 def show(table: pd.DataFrame, heads: pd.DataFrame | None) -> str:
-    """The head table for the terminal: numbered from 1, increases in nats per character."""
+    """The head table for the terminal: numbered from 1, increases in nats per character, scores as weights."""
     df = head_table(table, heads)
     df["head"] = [str(h) if p == Part.HEAD.value else f"({p})" for h, p in zip(df["head"], df["part"])]
-    df = df.drop(columns="part").rename(columns={"knockout_mean": "knock-out (mean)",
-                                                 "knockout_zero": "knock-out (zero)", "type_score": "score"})
-    return df.to_string(index=False, float_format=lambda x: f"{x:+.3f}" if abs(x) < 10 else f"{x:.1f}",
-                        na_rep="")
+    names = {"knockout_mean": "knock-out (mean)", "knockout_zero": "knock-out (zero)", "type_score": "score",
+             "max_weight": "heaviest", **{col: name for name, col in TYPES.items()}}
+    df = df.drop(columns="part").rename(columns=names)
+    for col in df.columns[2:]:
+        if col != "type":
+            signed = col.startswith("knock-out")
+            df[col] = [("" if pd.isna(x) else f"{x:+.3f}" if signed else f"{x:.2f}") for x in df[col]]
+    return df.fillna("").to_string(index=False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -353,11 +357,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if opts["run"]:
-        table, heads, _ = for_run(store, opts["run"], force)
+        table, heads, computed = for_run(store, opts["run"], force)
         intact = float((table["loss"] - table["increase"]).iloc[0])
         print(f"run {opts['run']}: validation loss {intact:.3f} on the first {WINDOWS} validation windows, and its "
               f"increase when each head, attention or MLP is knocked out (nats per character)")
         print(show(table, heads))
+        if computed:
+            print(f"{len(table)} knock-outs in {table.attrs['seconds']:.1f} s ({table.attrs['cpu_seconds']:.1f} s of "
+                  f"CPU, {torch.get_num_threads()} thread{'s' * (torch.get_num_threads() > 1)})")
         return 0
     for ex in chosen:
         name = ("quick/" if quick else "") + ex.name

@@ -152,3 +152,21 @@ def test_the_run_metrics_name_block_ones_previous_character_head_and_the_sharpes
     assert {"knockout_b1_attn", "knockout_zero_b2_mlp", "knockout_seconds"} <= m.keys()
     typed = knockout.head_types(heads)
     assert typed["type"].tolist() == ["two back", "previous", "previous", "previous"]
+
+
+def test_make_heads_for_a_whole_exercise_logs_every_finished_run(quick_store, capsys):
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{quick_store}/mlflow.db"
+    assert knockout.main(["exercise=microgpt", "quick=true", "force=true", f"tracking_uri={uri}"]) == 0
+    out = capsys.readouterr()
+    assert "quick/microgpt microgpt/seed1: largest head block 1, head " in out.out
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name("quick/microgpt")
+    run = client.search_runs([exp.experiment_id], "tags.variant = 'microgpt'")[0]
+    steps = {m.step for m in client.get_metric_history(run.info.run_id, "knockout_b1h1")}
+    assert steps == {int(run.data.params["train.steps"])}
+    assert knockout.main(["exercise=microgpt", "quick=true", f"tracking_uri={uri}"]) == 0
+    assert "(logged before)" in capsys.readouterr().out
+    assert knockout.main(["exercise=nosuch", f"tracking_uri={uri}"]) == 2
+    assert "unknown ablation 'nosuch'" in capsys.readouterr().err

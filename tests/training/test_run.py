@@ -1,5 +1,6 @@
 """A real run, end to end, into a temporary MLflow store, read back through MLflow's own client."""
 import json
+import re
 from pathlib import Path
 
 import mlflow
@@ -101,7 +102,9 @@ def test_make_heads_prints_the_head_table_of_a_finished_run(finished, capsys):
     assert knockout.main([f"run={runs.loc[0, 'run_id']}", "force=true", f"tracking_uri={uri}"]) == 0
     out = capsys.readouterr().out
     assert "validation loss" in out and "knock-out (mean)" in out and "type" in out
-    rows = [ln.split() for ln in out.splitlines()[2:]]
+    lines = out.splitlines()
+    rows = [ln.split() for ln in lines[2:-1]]
     assert len(rows) == 2 * 4 + 4 and sum(r[1] in ("(attn)", "(mlp)") for r in rows) == 4
+    assert re.fullmatch(r"24 knock-outs in [\d.]+ s \([\d.]+ s of CPU, \d+ threads?\)", lines[-1])
     assert knockout.main(["run=nosuchrun", f"tracking_uri={uri}"]) == 2
     assert "no such run" in capsys.readouterr().err

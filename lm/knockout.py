@@ -331,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     from lm import exercises
+    from lm.data import DataError
     from lm.errors import ConfigError
     from lm.tracking import Store, TrackingError
 
@@ -357,7 +358,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if opts["run"]:
-        table, heads, computed = for_run(store, opts["run"], force)
+        try:
+            table, heads, computed = for_run(store, opts["run"], force)
+        except (ValueError, DataError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
         intact = float((table["loss"] - table["increase"]).iloc[0])
         print(f"run {opts['run']}: validation loss {intact:.3f} on the first {WINDOWS} validation windows, and its "
               f"increase when each head, attention or MLP is knocked out (nats per character)")
@@ -377,7 +382,11 @@ def main(argv: list[str] | None = None) -> int:
         bar = tqdm(runs, desc=name, unit="run")
         for run in bar:
             label = run.info.run_name or run.info.run_id
-            table, _, computed = for_run(store, run.info.run_id, force)
+            try:
+                table, _, computed = for_run(store, run.info.run_id, force)
+            except (ValueError, DataError) as e:
+                bar.write(f"{name} {label}: skipped, {e}")
+                continue
             heads_only = table[(table["part"] == Part.HEAD.value) & (table["mode"] == Mode.MEAN.value)]
             top = heads_only.loc[heads_only["increase"].idxmax()]
             how = f"{table.attrs['seconds']:.1f} s" if computed else "logged before"

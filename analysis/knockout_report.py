@@ -88,8 +88,9 @@ def heatmap(tables: dict[str, pd.DataFrame], title: str):
     coloured by the mean increase in validation loss and labelled with the head's type."""
     n = len(tables)
     width = max(int((t["part"] == "head").groupby(t["block"]).sum().max()) for t in tables.values())
-    fig, axes = plt.subplots(n, 1, figsize=(max(6.0, 1.55 * width + 2), 1.2 + 1.05 * sum(
-        t["block"].nunique() for t in tables.values()) / max(n, 1) * n), squeeze=False)
+    rows = sum(t["block"].nunique() for t in tables.values())
+    fig, axes = plt.subplots(n, 1, figsize=(max(6.0, 1.55 * width + 2), 0.8 + 0.5 * n + 0.9 * rows), squeeze=False,
+                             gridspec_kw={"height_ratios": [t["block"].nunique() for t in tables.values()]})
     vmax = max(max(float(t.loc[t["part"] == "head", "_effect"].max()), 1e-3) for t in tables.values())
     for ax, (variant, t) in zip(axes[:, 0], tables.items()):
         heads = t[t["part"] == "head"]

@@ -10,7 +10,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from analysis import report
-from tests.analysis.test_report import browse, chromium
+from tests.analysis.test_report import ROOT, browse, chromium
 
 ACT = """<script>
 window.addEventListener("load", () => {
@@ -75,6 +75,21 @@ def test_clicking_a_head_and_hovering_a_character_shows_that_heads_stored_weight
         assert w == pytest.approx(row[k], abs=0.5 / 255 + 0.0006), k   # a byte per weight, shown to 3 decimals
     other = stored["weights"][0][0][query]
     assert max(abs(a - b) for a, b in zip(row, other)) > 0.02   # the click mattered: another head reads elsewhere
+
+
+def screenshot(exe: str, html: str, run: int, block: int, head: int, query: int, out: Path, tmp_path: Path):
+    """The view alone (the report's other sections hidden), a head clicked and a character hovered."""
+    hide = "<style>body > :not(#av):not(#explore-the-attention) { display: none; }</style>"
+    page = tmp_path / "shot.html"
+    page.write_text(act(html, run, block, head, query).replace("</body>", hide + "</body>"))
+    browse(exe, page, tmp_path, "--virtual-time-budget=15000", "--window-size=1100,330", f"--screenshot={out}")
+    assert out.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_screenshot_of_the_view(page, tmp_path):
+    shots = ROOT / "test-artifacts"   # for a person to look at, as the report's own screenshot
+    shots.mkdir(exist_ok=True)
+    screenshot(chromium(), page[0].read_text(), 0, 1, 1, 20, shots / "attention-view.png", tmp_path)
 
 
 def test_the_view_is_self_contained(page):

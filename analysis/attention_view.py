@@ -8,7 +8,6 @@ DecompressionStream. Runs with identical weights (the suite's twins) share one c
 """
 import base64
 import hashlib
-import html
 import json
 import zlib
 
@@ -184,5 +183,5 @@ def section(doc: Doc, runs: dict[str, ExerciseRuns]) -> None:
             f"<label>Line <select id='av-line'></select></label></p><div id='av-heads'></div>"
             f"<div id='av-text' class='av-text'></div><p id='av-note'></p></div>"
             f"<script type='application/json' id='av-data'>{blob}</script><script>{SCRIPT}</script>")
-    doc.raw(body, f"The interactive attention view ({len(data['runs'])} runs) is in report.html: "
-                  f"{html.escape('pick a run, a head and a line, and hover a character')}.")
+    doc.raw(body, f"The interactive attention view ({len(data['runs'])} runs) is in report.html: pick a run, a head "
+                  f"and a line, and hover a character.")

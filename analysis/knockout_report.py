@@ -85,7 +85,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 def heatmap(tables: dict[str, pd.DataFrame], title: str):
     """One panel per variant: blocks as rows, each block's matched heads as columns (largest effect first),
-    coloured by the mean increase in validation loss and labelled with the head's type."""
+    coloured by the mean increase in validation loss and labelled with the head's type (and how many seeds have a
+    head of that type and rank, when not all do)."""
     n = len(tables)
     width = max(int((t["part"] == "head").groupby(t["block"]).sum().max()) for t in tables.values())
     rows = sum(t["block"].nunique() for t in tables.values())
@@ -98,9 +99,10 @@ def heatmap(tables: dict[str, pd.DataFrame], title: str):
         grid = np.full((len(blocks), width), np.nan)
         for r, b in enumerate(blocks):
             row = heads[heads["block"] == b]
-            for c, (slot, effect) in enumerate(zip(row["head (matched by type)"], row["_effect"])):
+            for c, (slot, effect, n) in enumerate(zip(row["head (matched by type)"], row["_effect"], row["seeds"])):
                 grid[r, c] = effect
-                ax.text(c, r, f"{slot}\n{effect:+.3f}", ha="center", va="center", fontsize=8,
+                some = f"\n{n} of {t['seeds'].max()} seeds" if n < t["seeds"].max() else ""
+                ax.text(c, r, f"{slot}\n{effect:+.3f}{some}", ha="center", va="center", fontsize=8,
                         color="white" if effect > 0.6 * vmax else "black")
         im = ax.imshow(np.ma.masked_invalid(grid), cmap="Reds", vmin=min(0.0, np.nanmin(grid)), vmax=vmax,
                        aspect="auto")

@@ -8,7 +8,7 @@ A head's output is its slice of the attention's output projection's input, (B, T
 heads side by side, so a forward pre-hook on `c_proj` knocks a head out without touching the model. Mean
 ablation (the default) puts in the head's mean output over every scored position of the batches: what the head
 says on average, so only the information it carries is lost. Zero ablation removes the output altogether. The
-attention and the MLP of a block are knocked out whole, at their outputs, as references.
+attention and the MLP of a block are knocked out whole, at their outputs (output bias included), as references.
 """
 import math
 import sys
@@ -103,7 +103,7 @@ def knocked_out(model: GPT, target: Target, value: torch.Tensor):
 def means(model: GPT, batches) -> dict[Target, torch.Tensor]:
     """Every target's mean output over the scored positions of the batches (padding after a name's end is not
     scored, so it does not count): for a head, its (head_size,) slice; for a block's attention or MLP, (n_embd,)."""
-    sums, count, handles = {}, [0], []
+    sums, count, handles = {}, 0, []
     keep = [None]   # the scored positions of the current batch, (B, T)
 
     def recorder(name):
@@ -120,7 +120,7 @@ def means(model: GPT, batches) -> dict[Target, torch.Tensor]:
     try:
         for x, y in batches:
             keep[0] = y >= 0
-            count[0] += int(keep[0].sum())
+            count += int(keep[0].sum())
             model(x)
     finally:
         for h in handles:
@@ -132,7 +132,7 @@ def means(model: GPT, batches) -> dict[Target, torch.Tensor]:
             m = sums["heads", t.block][(t.head - 1) * hs: t.head * hs]
         else:
             m = sums[t.part.value, t.block]
-        out[t] = (m / count[0]).float()
+        out[t] = (m / count).float()
     return out
 
 

@@ -12,6 +12,7 @@ SEEDS ?=
 ARGS ?=
 RESUME ?=
 RUN ?=
+EXERCISE ?=
 PROMPT ?=
 HOST ?= 127.0.0.1
 PORT ?= 5000
@@ -27,7 +28,7 @@ unexport $(USER_TEXT)
 $(foreach v,$(USER_TEXT),$(if $(or $(value $(v)),$(filter command environment,$(origin $(v)))),\
   $(eval export TINYGPT_MAKE_$(v) := $$(value $(v)))))
 
-.PHONY: train ablations ablations-quick sample report export ui test reliability bench gpu-check clean
+.PHONY: train ablations ablations-quick sample heads report export ui test reliability bench gpu-check clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -48,6 +49,9 @@ ablations-quick: $(VENV)/.installed  ## every exercise at toy size: a smoke test
 
 sample: $(VENV)/.installed  ## text from the newest `make train` run (RUN=<id>, PROMPT="ROMEO:", ARGS="temperature=0.5")
 	$(PY) -m lm.makeargs lm.sample run=RUN prompt=PROMPT ARGS
+
+heads: $(VENV)/.installed  ## knock-out of every head of finished runs: RUN=<id> prints its head table; EXERCISE=heads (ARGS="quick=true force=true")
+	$(PY) -m lm.makeargs lm.knockout run=RUN exercise=EXERCISE ARGS
 
 report: $(VENV)/.installed  ## reports/report.html and reports/report.md from the MLflow store
 	$(PY) -m lm.makeargs analysis.report ARGS

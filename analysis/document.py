@@ -28,6 +28,10 @@ class Doc:
     def table(self, df: pd.DataFrame):
         self.blocks.append(("table", df.astype(str).replace({"nan": "-", "None": "-", "<NA>": "-"})))
 
+    def raw(self, html_text: str, markdown: str):
+        """A piece only the HTML page can show (an interactive view), and what the Markdown says in its place."""
+        self.blocks.append(("raw", html_text, markdown))
+
     def figure(self, name: str, fig, caption: str):
         path = self.figures_dir / f"{name}.png"
         figures.save(fig, path)
@@ -50,6 +54,8 @@ class Doc:
                 out.append("\n".join(["| " + " | ".join(map(cell, df.columns)) + " |",
                                       "|" + "---|" * len(df.columns),
                                       *("| " + " | ".join(map(cell, row)) + " |" for row in df.values)]))
+            elif kind == "raw":
+                out.append(a[1])
             elif kind == "img":
                 out.append(f"![{a[1]}]({a[0].parent.name}/{a[0].name})\n\n*{a[1]}*")
         return "\n\n".join(out) + "\n"
@@ -73,6 +79,8 @@ class Doc:
                     f"<td class='{_verdict_class(v) if c == 'verdict' else ''}'>{e(str(v))}</td>"
                     for c, v in zip(df.columns, row)) + "</tr>" for row in df.values)
                 body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+            elif kind == "raw":
+                body.append(a[0])
             elif kind == "img":
                 data = base64.b64encode(a[0].read_bytes()).decode()
                 body.append(f"<figure><img src='data:image/png;base64,{data}' alt='{e(a[1])}'>"

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import claims, parent_runs, sections, stats
+from analysis import attention_view, claims, knockout_report, parent_runs, sections, stats
 from analysis.document import Doc
 from analysis.kinds import Context, Kind, what_changes
 from analysis.store import ExerciseRuns, Reader, StoreError, sqlite_path
@@ -269,6 +269,8 @@ def build(runs: dict[str, ExerciseRuns], opts: Options, uri: str, out: Path, tit
     comparisons(doc, runs)
     failures(doc, runs)
     head_statistics(doc, runs, heads_by_run)
+    knockout_report.section(doc, runs)
+    attention_view.section(doc, runs)
     for name, er in runs.items():
         sections.render(Context(doc, er, heads_by_run), parts[name])
     return doc, counts

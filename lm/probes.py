@@ -124,5 +124,41 @@ def attention_at_init(model: GPT, x: torch.Tensor) -> dict:
             "init_entropy": torch.special.entr(w).sum(-1).mean().item()}
 
 
-def to_json(obj) -> str:
+def to_json(obj, compact: bool = False) -> str:
+    if compact:  # for the larger files: no spaces
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
     return json.dumps(obj, indent=1, ensure_ascii=False)
+
+
+# The attention view's lines: the lessons' heatmap line, a few validation lines, and the induction test (a random
+# string of letters repeated, so that a head reading what followed the current character last time shows).
+VIEW_LINES, VIEW_CHARS = 3, 64
+
+
+@torch.no_grad()
+def attention_lines(model: GPT, corpus: Corpus, heatmap_line: str) -> dict:
+    """Every head's weights on several named lines, each at most 64 characters (the page shows them as text):
+    {lines: [{name, chars, weights[block][head][query][key]}]}; with the mask, a query's row stops at itself."""
+    size = min(model.config.block_size, VIEW_CHARS)
+    start = [corpus.bos] if corpus.documents else []
+    if corpus.documents:   # rows [BOS, name, BOS, -1 …]: the names
+        found = [[int(i) for i in row[1:] if i >= 0 and i != corpus.bos] for row in corpus.val[:VIEW_LINES]]
+    else:                  # the first lines of the validation text with a few words each
+        text = corpus.decode(corpus.val[:20_000].tolist()).split("\n")[1:]
+        found = [corpus.encode(t) for t in text if len(t) >= 24][:VIEW_LINES]
+    letters = [corpus.stoi[c] for c in corpus.chars if c.isalpha()]
+    g = torch.Generator().manual_seed(0)
+    half = (size - len(start)) // 2
+    rand = [letters[i] for i in torch.randint(len(letters), (min(20, half),), generator=g)]
+    named = [("heatmap line", corpus.encode(heatmap_line)),
+             *((f"validation {k}", ids) for k, ids in enumerate(found, start=1)),
+             ("induction test", rand + rand)]
+    device = next(model.parameters()).device
+    lines = []
+    for name, ids in named:
+        ids = (start + ids)[:size]
+        _, maps = model.attention_maps(torch.tensor([ids], device=device))
+        weights = [[[[round(w, 4) for w in (row[: q + 1] if model.config.mask else row)]
+                     for q, row in enumerate(head)] for head in m[0].cpu().tolist()] for m in maps]
+        lines.append({"name": name, "chars": [corpus.decode([i]) for i in ids], "weights": weights})
+    return {"mask": model.config.mask, "lines": lines}

@@ -20,7 +20,7 @@ from omegaconf import OmegaConf
 from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
 
 from lm.heads import headline
-from lm import checkpoint, config, datasets, devices, faults, model_flavor, probes
+from lm import checkpoint, config, datasets, devices, faults, knockout, model_flavor, probes
 from lm.callbacks import Diverged, RunLogger, StepRecorder
 from lm.config import ConfigError, RunConfig
 from lm.data import Corpus, CorpusDataModule, DataError, load_corpus
@@ -251,6 +251,8 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
     metrics.update(sample["scores"])
     table = probes.head_statistics(model, corpus, dm.val, cfg.eval.head_windows, cfg.eval.head_skip)
     metrics.update(headline(table))
+    knocked = knockout.knockout(model, knockout.windows(dm.val))
+    metrics.update(knockout.headline(knocked, table))
     store.log_metrics(run_id, metrics, step)  # what validation logged at this step already is not logged again
     store.log_series(run_id, "val_loss_at_position", val["loss_by_position"])
     store.client.set_tag(run_id, "probe_top1", probe["top"][0][0])
@@ -261,6 +263,9 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
         (tmp / "loss_by_position.json").write_text(probes.to_json(val["loss_by_position"]))
         (tmp / "attention.json").write_text(probes.to_json(probes.attention_on(model, corpus, cfg.data.heatmap_line)))
         table.to_csv(tmp / "heads.csv", index=False)
+        knocked.to_csv(tmp / "knockout.csv", index=False)
+        (tmp / "attention_lines.json").write_text(probes.to_json(
+            probes.attention_lines(model, corpus, cfg.data.heatmap_line), compact=True), encoding="utf-8")
         checkpoint.save(tmp / "model.pt", model, corpus.chars, corpus.bos)
         store.client.log_artifacts(run_id, str(tmp))
     model_flavor.log(store, run_id, model, corpus.chars, corpus.bos)

@@ -17,13 +17,16 @@ from lm.exercises import load_all
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = ["Validation loss and perplexity", "The lessons' claims", "Differences between variants",
-            "Failed and unfinished runs", "The base model", "Head statistics", "Temperature against word validity",
+            "Failed and unfinished runs", "The base model", "Head statistics", "Which heads matter: knock-out",
+            "Explore the attention", "Temperature against word validity",
             "The no-mask cheat", "Bigger models", "Which change helps most for the same training time?",
             "Context length", "One head against many", "microgpt on names", "No position vectors"]
 # Each exercise's figures, named <exercise>_<kind> after the entries of its report: block.
 FIGURES = ["baseline_curves", "baseline_attention", "baseline_two_heads", "temperature_sweep", "nomask_curves",
            "scaling_against_time", "context_by_position", "heads_sweep", "heads_attention", "heads_heads",
-           "nopos_curves"]
+           "nopos_curves",
+           *(f"{name}_knockout" for name in ("baseline", "nomask", "nopos", "scaling", "context", "heads",
+                                             "microgpt"))]
 
 
 def uri(folder) -> str:
@@ -115,7 +118,8 @@ def test_a_store_with_one_run(store_copy, tmp_path):
     assert re.search(r"\| heads \| h1 \| model.n_head=1 \| - \| not run \| not run \| 0 \|", md)
     assert re.search(r"\| nopos \| Without position vectors the validation loss is worse \| .* \| - \| not run \|", md)
     assert sorted(p.name for p in (tmp_path / "out" / "figures").iterdir()) == \
-        ["baseline_attention.png", "baseline_curves.png", "baseline_two_heads.png"]
+        ["baseline_attention.png", "baseline_curves.png", "baseline_knockout.png",
+         "baseline_two_heads.png"]
 
 
 def add_run(client, experiment: str, variant: str, seed: int, status: str, metrics=None, tags=None) -> str:

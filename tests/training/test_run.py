@@ -1,9 +1,14 @@
 """A real run, end to end, into a temporary MLflow store, read back through MLflow's own client."""
+import json
+import re
+from pathlib import Path
+
 import mlflow
+import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
-from lm import checkpoint, train
+from lm import checkpoint, knockout, train
 from lm.model import GPTConfig
 
 TINY = ["train.steps=30", "eval.every=10", "eval.val_batches=2", "eval.val_batch_size=16", "eval.head_windows=8",
@@ -65,3 +70,41 @@ def test_summary_lines(store, capsys):
     assert train.main([*TINY, "train.steps=10", "eval.every=10"]) == 0
     out = capsys.readouterr().out
     assert "after 'To be, or not to b':" in out and "validation loss" in out
+
+
+def test_the_run_logs_every_heads_knock_out_and_the_attention_view_lines(finished, tmp_path):
+    uri, runs = finished
+    row = runs.loc[0]
+    keys = [f"knockout_{z}b{b}{p}" for z in ("", "zero_") for b in (1, 2)
+            for p in ("h1", "h2", "h3", "h4", "_attn", "_mlp")]
+    for key in [*keys, "knockout_prev_head_b1", "knockout_other_b1_max", "knockout_sharpest_head",
+                "knockout_head_max", "knockout_seconds"]:
+        assert row[f"metrics.{key}"] == row[f"metrics.{key}"], key   # present, not NaN
+    client = MlflowClient(uri)
+    table = pd.read_csv(client.download_artifacts(row["run_id"], "knockout.csv", str(tmp_path)))
+    assert sorted(table["metric"]) == sorted(keys)
+    for r in table.itertuples():
+        assert row[f"metrics.{r.metric}"] == pytest.approx(r.increase)
+    lines = json.loads(Path(client.download_artifacts(row["run_id"], "attention_lines.json", str(tmp_path)))
+                       .read_text())["lines"]
+    assert [x["name"] for x in lines] == ["heatmap line", "validation 1", "validation 2", "validation 3",
+                                          "induction test"]
+    assert "".join(lines[0]["chars"]) == "What is the time o' the day?"
+    rep = "".join(lines[-1]["chars"])
+    assert rep[:20] == rep[20:]                          # the induction test: a random string, repeated
+    w = lines[0]["weights"]
+    assert len(w) == 2 and len(w[0]) == 4 and [len(r) for r in w[0][0]] == list(range(1, 29))   # to the diagonal
+    assert all(abs(sum(r) - 1) < 1e-3 for r in w[1][3])
+
+
+def test_make_heads_prints_the_head_table_of_a_finished_run(finished, capsys):
+    uri, runs = finished
+    assert knockout.main([f"run={runs.loc[0, 'run_id']}", "force=true", f"tracking_uri={uri}"]) == 0
+    out = capsys.readouterr().out
+    assert "validation loss" in out and "knock-out (mean)" in out and "type" in out
+    lines = out.splitlines()
+    rows = [ln.split() for ln in lines[2:-1]]
+    assert len(rows) == 2 * 4 + 4 and sum(r[1] in ("(attn)", "(mlp)") for r in rows) == 4
+    assert re.fullmatch(r"24 knock-outs in [\d.]+ s \([\d.]+ s of CPU, \d+ threads?\)", lines[-1])
+    assert knockout.main(["run=nosuchrun", f"tracking_uri={uri}"]) == 2
+    assert "no such run" in capsys.readouterr().err

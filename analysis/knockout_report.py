@@ -1,0 +1,237 @@
+"""The report's knock-out section: which heads matter, beside what they look at, averaged over seeds.
+
+Head order is arbitrary: seed 2's head 3 need not do what seed 1's head 3 does. So heads are matched across seeds
+by type (their strongest statistic, lm.knockout.TYPES) within a block; two heads of one type in a block are told
+apart by rank (the higher score first). Each matched head's loss increase is the mean over the seeds that have it,
+with a 95% t-interval.
+"""
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from analysis import claims, stats
+from analysis.document import Doc
+from analysis.store import ExerciseRuns
+from lm.knockout import WINDOWS, Mode, Part, head_types
+
+TITLE = "Which heads matter: knock-out"
+REFERENCES = {Part.ATTN.value: "whole attention", Part.MLP.value: "MLP"}
+
+
+def t_interval(values) -> tuple[float | None, float | None]:
+    """The 95% t-interval of the mean over seeds; (None, None) for one seed."""
+    v = np.asarray(values, float)
+    if len(v) < 2:
+        return None, None
+    if v.std() == 0:
+        return float(v.mean()), float(v.mean())
+    low, high = scipy_stats.t.interval(0.95, len(v) - 1, loc=v.mean(), scale=v.std(ddof=1) / math.sqrt(len(v)))
+    return float(low), float(high)
+
+
+def mean_interval(values, digits: int = 3) -> str:
+    """'+0.412 (+0.380 to +0.444)': the mean and its 95% t-interval over seeds; the mean alone for one seed."""
+    v = [float(x) for x in values if x is not None and math.isfinite(float(x))]
+    if not v:
+        return "-"
+    low, high = t_interval(v)
+    text = f"{np.mean(v):+.{digits}f}"
+    return text if low is None else f"{text} ({low:+.{digits}f} to {high:+.{digits}f})"
+
+
+def matched(er: ExerciseRuns, variant: str) -> pd.DataFrame:
+    """One row per run and target: seed, block, head, part, slot (the matched name: type and rank), type score,
+    and the increase under mean and zero ablation."""
+    parts = []
+    for run in er.rows(variant).itertuples():
+        path, heads = er.reader.artifact(run.run_id, "knockout.csv"), er.reader.artifact(run.run_id, "heads.csv")
+        if not path:
+            continue
+        table = pd.read_csv(path)
+        wide = table.pivot_table(index=["block", "head", "part"], columns="mode", values="increase",
+                                 dropna=False).reset_index().dropna(subset=[Mode.MEAN.value])
+        heads_only = wide[wide["part"] == Part.HEAD.value]
+        if heads:
+            typed = head_types(pd.read_csv(heads))[["block", "head", "type", "type_score"]]
+            heads_only = heads_only.merge(typed, on=["block", "head"], how="left")
+        else:
+            heads_only = heads_only.assign(type="head " + heads_only["head"].astype(int).astype(str), type_score=np.nan)
+        heads_only = heads_only.sort_values("type_score", ascending=False)
+        rank = heads_only.groupby(["block", "type"]).cumcount() + 1
+        heads_only["slot"] = heads_only["type"] + np.where(rank > 1, " #" + rank.astype(str), "")
+        refs = wide[wide["part"] != Part.HEAD.value].assign(slot=lambda d: d["part"].map(REFERENCES))
+        parts.append(pd.concat([heads_only, refs], ignore_index=True).assign(seed=run.seed))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (block, slot): seeds, heads (their index in each seed), type score, and the increases over seeds."""
+    rows = []
+    for (block, slot, part), g in df.groupby(["block", "slot", "part"], sort=False):
+        g = g.sort_values("seed")
+        rows.append({"block": int(block), "part": part, "head (matched by type)": slot,
+                     "heads, per seed": ", ".join("-" if pd.isna(h) else str(int(h)) for h in g["head"]),
+                     "seeds": len(g), "type score": stats.mean_std(g["type_score"], 2) if part == "head" else "-",
+                     "knock-out, mean ablation (95% CI)": mean_interval(g[Mode.MEAN.value]),
+                     "zero ablation": mean_interval(g[Mode.ZERO.value]) if Mode.ZERO.value in g else "-",
+                     "_effect": g[Mode.MEAN.value].mean()})
+    out = pd.DataFrame(rows)
+    order = {"head": 0, "attn": 1, "mlp": 2}
+    return out.assign(_p=out["part"].map(order)).sort_values(["block", "_p", "_effect"], ascending=[True, True, False])
+
+
+def heatmap(tables: dict[str, pd.DataFrame], title: str):
+    """One panel per variant: blocks as rows, each block's matched heads as columns (largest effect first),
+    coloured by the mean increase in validation loss and labelled with the head's type (and how many seeds have a
+    head of that type and rank, when not all do)."""
+    n = len(tables)
+    width = max(int((t["part"] == "head").groupby(t["block"]).sum().max()) for t in tables.values())
+    rows = sum(t["block"].nunique() for t in tables.values())
+    fig, axes = plt.subplots(n, 1, figsize=(max(6.0, 1.55 * width + 2), 0.8 + 0.5 * n + 0.9 * rows), squeeze=False,
+                             gridspec_kw={"height_ratios": [t["block"].nunique() for t in tables.values()]})
+    vmax = max(max(float(t.loc[t["part"] == "head", "_effect"].max()), 1e-3) for t in tables.values())
+    for ax, (variant, t) in zip(axes[:, 0], tables.items()):
+        heads = t[t["part"] == "head"]
+        blocks = sorted(heads["block"].unique())
+        grid = np.full((len(blocks), width), np.nan)
+        for r, b in enumerate(blocks):
+            row = heads[heads["block"] == b]
+            for c, (slot, effect, n) in enumerate(zip(row["head (matched by type)"], row["_effect"], row["seeds"])):
+                grid[r, c] = effect
+                some = f"\n{n} of {t['seeds'].max()} seeds" if n < t["seeds"].max() else ""
+                ax.text(c, r, f"{slot}\n{effect:+.3f}{some}", ha="center", va="center", fontsize=8,
+                        color="white" if effect > 0.6 * vmax else "black")
+        im = ax.imshow(np.ma.masked_invalid(grid), cmap="Reds", vmin=min(0.0, np.nanmin(grid)), vmax=vmax,
+                       aspect="auto")
+        ax.set_yticks(range(len(blocks)), [f"block {b}" for b in blocks])
+        ax.set_xticks([])
+        ax.set_title(variant, fontsize=11)
+        ax.grid(False)
+        fig.colorbar(im, ax=ax, label="loss increase", shrink=0.9)
+    fig.suptitle(title, fontsize=12)
+    fig.tight_layout()
+    return fig
+
+
+def section(doc: Doc, runs: dict[str, ExerciseRuns]) -> None:
+    doc.h(2, TITLE)
+    doc.p(f"Each head is knocked out alone, on the first {WINDOWS} windows of the fixed validation set: its output "
+          f"(its slice of the input to the attention's output projection) is replaced by its mean over those windows "
+          f"and positions (mean ablation), or by zero. The number is the increase in validation loss, in nats per "
+          f"character; each block's whole attention and MLP are knocked out too, for scale. Heads are matched across "
+          f"seeds by type, their strongest statistic (previous, two back, itself, duplicate, induction, word start), "
+          f"ranked within a block when a type repeats (#2); the interval is a 95% t-interval over the seeds that "
+          f"have the head. `make heads RUN=<run id>` prints one run's table.")
+    exercises_done = 0
+    for name, er in runs.items():
+        if er.exercise.init_from:
+            continue  # the same models as the exercise it samples
+        er.reader.prefetch(artifacts=[(r, a) for r in er.finished["run_id"] for a in ("knockout.csv", "heads.csv")])
+        tables = {}
+        for v in er.variants:
+            df = matched(er, v)
+            if len(df):
+                tables[v] = summary(df)
+        if not tables:
+            continue
+        exercises_done += 1
+        doc.h(3, f"{er.exercise.title} ({name})")
+        doc.figure(f"{name}_knockout", heatmap(tables, f"{er.exercise.title}: loss increase per head"),
+                   "Increase in validation loss when each head is replaced by its mean, mean over seeds; each "
+                   "panel is a variant, each row a block, each cell a head labelled with its type.")
+        doc.table(pd.concat([t.assign(variant=v) for v, t in tables.items()], ignore_index=True)
+                  [["variant", "block", "head (matched by type)", "heads, per seed", "seeds", "type score",
+                    "knock-out, mean ablation (95% CI)", "zero ablation"]])
+    if not exercises_done:
+        doc.p("Not run: no finished run in this store has a knockout.csv (runs from before knock-out was logged "
+              "get one with `make heads EXERCISE=<exercise>`).")
+        return
+    doc.h(3, "What the lessons imply about them")
+    doc.table(pd.DataFrame(lesson_claims(runs)))
+
+
+def _values(runs, exercise: str, variant: str, key: str) -> list[float]:
+    er = runs.get(exercise)
+    return er.values(variant, key) if er is not None else []
+
+
+def _paired(runs, exercise: str, variant: str, a: str, b: str) -> list[float]:
+    er = runs.get(exercise)
+    if er is None or f"metrics.{a}" not in er.finished or f"metrics.{b}" not in er.finished:
+        return []
+    rows = er.rows(variant)
+    return (rows[f"metrics.{a}"] - rows[f"metrics.{b}"]).dropna().astype(float).tolist()
+
+
+def _verdict(low: float | None, high: float | None, diff: float, holds_if_positive: bool) -> str:
+    if low is None:  # one seed: the sign alone
+        ok = diff > 0 if holds_if_positive else diff < 0
+        return claims.REPRODUCED if ok else claims.NOT_REPRODUCED
+    lo, hi = (low, high) if holds_if_positive else (-high, -low)
+    return claims.REPRODUCED if lo > 0 else claims.NOT_REPRODUCED if hi < 0 else claims.WITHIN_NOISE
+
+
+def lesson_claims(runs) -> list[dict]:
+    rows = []
+    # 1. Block 1's previous-character head against the other block-1 heads: a paired difference, per seed.
+    d = _paired(runs, "baseline", "base", "knockout_prev_head_b1", "knockout_other_b1_max")
+    row = {"claim": "In the base model, knocking out block 1's previous-character head costs more than knocking "
+                    "out any other single block-1 head",
+           "lessons": "block 1, head 3: 1 character back at 100% of positions (lesson 000)"}
+    if d:
+        low, high = t_interval(d)
+        prev = _values(runs, "baseline", "base", "knockout_prev_head_b1")
+        other = _values(runs, "baseline", "base", "knockout_other_b1_max")
+        rows.append({**row, "ours": f"previous-character head {stats.mean_std(prev)}, the next block-1 head "
+                                    f"{stats.mean_std(other)}; difference {mean_interval(d)} over {len(d)} seed(s), "
+                                    f"paired", "verdict": _verdict(low, high, float(np.mean(d)), True)})
+    else:
+        rows.append({**row, "ours": "-", "verdict": claims.NOT_RUN})
+    # 2. Without positions.
+    a, b = (_values(runs, "nopos", v, "knockout_prev_head_b1") for v in ("nopos", "pos"))
+    row = {"claim": "Without position vectors, block 1's previous-character head matters less",
+           "lessons": "without positions, attention can't tell 'tops' from 'pots' (lesson 000)"}
+    if a and b:
+        w = stats.welch(a, b)
+        how = nopos_how(runs)
+        rows.append({**row, "ours": f"nopos {stats.mean_std(a)} against pos {stats.mean_std(b)}: "
+                                    f"{stats.interval(w)} (Welch). {how}",
+                     "verdict": _verdict(w.low, w.high, w.diff, False)})
+    else:
+        rows.append({**row, "ours": "-", "verdict": claims.NOT_RUN})
+    # 3. microgpt against the base model: each fuzzy head against the sharpest head there.
+    a = _values(runs, "microgpt", "microgpt", "knockout_head_max")
+    b = _values(runs, "baseline", "base", "knockout_sharpest_head")
+    row = {"claim": "Each of microgpt's fuzzy heads matters less than the base model's sharpest head",
+           "lessons": "the heads are fuzzy rather than neatly specialised (lesson 001); one head always reads the "
+                      "previous character (lesson 000)"}
+    if a and b:
+        w = stats.welch(a, b)
+        rows.append({**row, "ours": f"microgpt's largest head {stats.mean_std(a)} against the base model's sharpest "
+                                    f"{stats.mean_std(b)}: {stats.interval(w)} (Welch)",
+                     "verdict": _verdict(w.low, w.high, w.diff, False)})
+    else:
+        rows.append({**row, "ours": "-", "verdict": claims.NOT_RUN})
+    return rows
+
+
+def nopos_how(runs) -> str:
+    """How the model without positions relies on its heads, in numbers: the largest head, its share of all the
+    heads' effects, and the attention against the MLPs."""
+    parts = []
+    er = runs.get("nopos")
+    for v in ("pos", "nopos"):
+        if er is None or v not in er.variants:
+            continue
+        rows = er.rows(v)
+        head_cols = [c for c in rows if c.startswith("metrics.knockout_b") and "h" in c.split("_b")[1]]
+        heads = rows[head_cols].astype(float)
+        attn = rows[[c for c in rows if c.startswith("metrics.knockout_b") and c.endswith("_attn")]].astype(float)
+        mlp = rows[[c for c in rows if c.startswith("metrics.knockout_b") and c.endswith("_mlp")]].astype(float)
+        share = (heads.max(axis=1) / heads.clip(lower=0).sum(axis=1)).mean()
+        parts.append(f"{v}: largest head {heads.max(axis=1).mean():+.3f} ({share:.0%} of the heads' summed "
+                     f"effects), attention {attn.sum(axis=1).mean():+.3f}, MLPs {mlp.sum(axis=1).mean():+.3f}")
+    return "; ".join(parts) + "." if parts else ""

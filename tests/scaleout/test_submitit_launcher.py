@@ -165,7 +165,7 @@ def test_launcher_slurm_writes_the_sbatch_script_from_conf(tmp_path, monkeypatch
         assert f"#SBATCH {line}\n" in script
     launcher.shutdown(cancel=True)                     # Ctrl-C or an error: the job is cancelled with scancel
     assert (bin_dir / "scancel.log").read_text().splitlines() == ["--state=PENDING 4242",  # queued: gone
-                                                                   "--state=RUNNING --signal=TERM 4242"]  # its run stops
+                                                                   "--state=RUNNING --signal=INT 4242"]  # its run stops
     assert signal.getsignal(signal.SIGINT) == handler  # the suite's Ctrl-C handling is back as it was
     # A limit of two minutes: SLURM's warning a minute before it, not 90 s (at once, before the job can answer it)
     s = suite.load_suite_config(["launcher=slurm", "launcher.parameters.timeout_min=2",

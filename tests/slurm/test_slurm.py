@@ -187,6 +187,8 @@ def test_a_partition_that_does_not_exist_is_one_line_per_run_and_leaves_nothing_
 
 
 def test_ctrl_c_of_the_suite_cancels_its_jobs_and_their_runs_end_killed(cluster, tmp_path):
+    """The suite passes the Ctrl-C on to its running jobs' steps (`scancel --signal=INT`: a SIGTERM would make SLURM
+    end the step at once): each run finishes its step, saves a checkpoint and ends KILLED, and its job ends."""
     import os
     import signal
 
@@ -202,6 +204,6 @@ def test_ctrl_c_of_the_suite_cancels_its_jobs_and_their_runs_end_killed(cluster,
     client = MlflowClient(harness.uri(store))
     (child,) = [r for e in client.search_experiments() for r in client.search_runs([e.experiment_id])
                 if r.data.tags.get("role") != "exercise"]
-    assert child.info.status == "KILLED" and child.data.tags["failure_reason"] == "stopped by SIGTERM at step 15"
+    assert child.info.status == "KILLED" and child.data.tags["failure_reason"] == "stopped by SIGINT at step 15"
     assert checkpoint_step(store) == 15 and not harness.running_children(store)
     harness.record("slurm", ctrl_c="exit 130, squeue empty, run KILLED at step 15 with its checkpoint")

@@ -18,7 +18,6 @@ from tests.reliability import harness
 QUICK = ["quick=true", "ablations=[nopos,baseline]"]
 # The faults hit the quick baseline (20 steps, a checkpoint at step 10): the reference has its numbers.
 ONE = ["quick=true", "ablations=[baseline]"]
-KEY = ("quick/baseline", "base", "1")
 STALL = "step:15:stall"  # the job's run waits after step 15 for a signal, so a fault comes at a known step
 
 

@@ -45,8 +45,10 @@ def quiet() -> None:
     warnings.filterwarnings("ignore", message=".*LeafSpec.*")
     warnings.filterwarnings("ignore", message=".*does not have many workers.*")
     # With SLURM installed, Lightning advises `srun python ...` in every run; a run is one process on one device, on
-    # a login node as in a job (where submitit starts it through srun), so the advice never applies.
-    warnings.filterwarnings("ignore", message="The `srun` command is available")
+    # a login node as in a job (where submitit starts it through srun), so the advice never applies. Python's -W or
+    # PYTHONWARNINGS bring it back.
+    if not sys.warnoptions:
+        warnings.filterwarnings("ignore", message="The `srun` command is available")
 
 
 def prepare(cfg: RunConfig) -> Corpus:

@@ -187,3 +187,20 @@ def test_local_jobs_with_gpus_get_one_each(tmp_path, monkeypatch):
     jobs = [launcher.submit(os.getenv, "CUDA_VISIBLE_DEVICES") for _ in range(2)]
     assert [j.gpus for j in jobs] == [(0,), (1,)]
     assert sorted(j.job.result() for j in jobs) == ["0", "1"]   # what each job's process saw
+
+
+def test_with_srun_on_the_path_a_run_hears_nothing_of_lightnings_slurm_detection_unless_asked(tmp_path):
+    """On a cluster's login node (srun on the PATH), Lightning would advise `srun python ...` on stderr in every run;
+    Python's -W brings the advice back."""
+    import subprocess
+    import sys
+
+    (tmp_path / "srun").write_text("#!/bin/sh\nexit 0\n")
+    (tmp_path / "srun").chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    code = ("from lm import train; train.quiet(); "
+            "from lightning_fabric.plugins.environments import SLURMEnvironment; SLURMEnvironment.detect()")
+    quiet = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    asked = subprocess.run([sys.executable, "-W", "default", "-c", code], env=env, capture_output=True, text=True)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+    assert "The `srun` command is available on your system but is not used" in asked.stderr

@@ -75,17 +75,21 @@ CONF
   echo "wrote $CONF for $host: ${node#NodeName=* }"
 }
 
-start_daemon() {  # name, command...: started unless one runs already; its pid kept in $STATE
-  local name=$1
-  shift
+start_daemon() {  # name, pid file, command...: started unless one runs already; its pid kept in $STATE
+  local name=$1 pidfile=$2 pid=""
+  shift 2
   if pgrep -x "$name" >/dev/null; then
     return
   fi
+  $SUDO rm -f "$pidfile"
   "$@"
-  for _ in $(seq 50); do pgrep -x "$name" >/dev/null && break; sleep 0.1; done
-  local pid
-  pid=$(pgrep -x "$name" | head -1)
-  [ -n "$pid" ] || { echo "error: $name did not start (see /var/log/slurm/)" >&2; exit 1; }
+  for _ in $(seq 100); do  # the daemon's own pid, once it has forked: the one in its pid file
+    pid=$(cat "$pidfile" 2>/dev/null || true)
+    [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ] && break
+    pid=""
+    sleep 0.1
+  done
+  [ -n "$pid" ] || { echo "error: $name did not start (see /var/log/slurm/ or /var/log/munge/)" >&2; exit 1; }
   echo "$pid" | $SUDO tee "$STATE/$name.started" >/dev/null
   echo "started $name (pid $pid)"
 }
@@ -97,9 +101,9 @@ start() {
   fi
   install
   configure
-  start_daemon munged $SUDO runuser -u munge -- /usr/sbin/munged
-  start_daemon slurmctld $SUDO /usr/sbin/slurmctld
-  start_daemon slurmd $SUDO /usr/sbin/slurmd
+  start_daemon munged /run/munge/munged.pid $SUDO runuser -u munge -- /usr/sbin/munged
+  start_daemon slurmctld "$STATE/slurmctld.pid" $SUDO /usr/sbin/slurmctld
+  start_daemon slurmd "$STATE/slurmd.pid" $SUDO /usr/sbin/slurmd
   for _ in $(seq 60); do answers && break; sleep 0.5; done
   # A node that was drained (a restart, a change of config) back to service.
   $SUDO scontrol update NodeName="$(hostname -s)" State=RESUME >/dev/null 2>&1 || true

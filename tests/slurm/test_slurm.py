@@ -167,7 +167,8 @@ def test_a_job_past_its_time_limit_stops_with_a_checkpoint_and_the_next_call_res
     again = harness.run("lm.suite", [*ONE, *slurm(folder)], store)
     assert again.rc == 0 and "0 already done, 1 to run" in again.out, again.err[-3000:]
     same_numbers(store, reference)
-    harness.record("slurm", time_limit=f"run {child.info.status} ({reason}), resumed from step "
+    how = "stopped by SLURM's warning" if child.info.status == "KILLED" else "killed by SLURM at the limit"
+    harness.record("slurm", time_limit=f"run {child.info.status} ({how}), resumed from step "
                                        f"{15 if child.info.status == 'KILLED' else 10} to the same numbers")
 
 

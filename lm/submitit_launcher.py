@@ -4,7 +4,9 @@ machine through submitit's local executor (`launcher=submitit_local`), the same 
 Resources come from conf/launcher/*.yaml `parameters`, handed to submitit's AutoExecutor as they are: its shared
 names (timeout_min, cpus_per_task, gpus_per_node, mem_gb, name, ...) apply on every cluster, `slurm_`-prefixed ones
 (slurm_partition, slurm_account, slurm_additional_parameters, ...) on SLURM only. A job runs `lm.suite.run_job`,
-which logs to MLflow itself, so a job's run lands in the store exactly as a local one does.
+which logs to MLflow itself, so a job's run lands in the store exactly as a local one does. On SLURM, tested on a
+real single-node one (tests/slurm): job states come from squeue where the cluster keeps no accounts, and the suite
+stops a running job with a Ctrl-C to its step, which the run answers with a checkpoint.
 """
 import fcntl
 import os
@@ -298,15 +300,16 @@ class SubmititLauncher:
         if p.get("mem_gb"):
             each.append(f"{p['mem_gb']} GB")
         where = f"partition {p['slurm_partition']}" if p.get("slurm_partition") else self.cluster
-        states = f"; job states from squeue (sacct: {self.watcher.why})" if self.watcher and not self.watcher.accounting \
-            else ""
-        return (f"submitit ({where}): up to {self.capacity} jobs at once, {', '.join(each)} each, "
-                f"{p.get('timeout_min', '?')} min limit; logs in {Path(self.cfg.folder).expanduser().resolve()}{states}")
+        line = (f"submitit ({where}): up to {self.capacity} jobs at once, {', '.join(each)} each, "
+                f"{p.get('timeout_min', '?')} min limit; logs in {Path(self.cfg.folder).expanduser().resolve()}")
+        if self.watcher and not self.watcher.accounting:  # said once, here, rather than by submitit on every poll
+            line += f"; job states from squeue (sacct: {self.watcher.why})"
+        return line
 
     def shutdown(self, cancel: bool = False) -> None:
         """With cancel, stops the jobs still running: SIGINT to a running SLURM job's step (a queued one is
-        cancelled), or SIGTERM to a local job, which the run answers by finishing its step, saving a checkpoint and ending
-        KILLED; the next suite resumes it."""
+        cancelled), or SIGTERM to a local job, which the run answers by finishing its step, saving a checkpoint and
+        ending KILLED; the next suite resumes it."""
         if self._old_sigint is not None:
             signal.signal(signal.SIGINT, self._old_sigint)
             self._old_sigint = None

@@ -74,8 +74,8 @@ def params(cfg: RunConfig) -> dict:
 
 class StopOnSignal(pl.Callback):
     """Ctrl-C (also how the suite stops a SLURM job), SIGTERM or SIGUSR2 (the warning submitit asks SLURM for, 90 s
-    before the time limit): the step and its logging finish, a checkpoint is written, and the run stops. In a SLURM job this
-    replaces submitit's own SIGUSR2 handler, which would requeue the job or fail the run."""
+    before the time limit): the step and its logging finish, a checkpoint is written, and the run stops. In a SLURM
+    job this replaces submitit's own SIGUSR2 handler, which would requeue the job or fail the run."""
 
     def __init__(self):
         self.signal = None

@@ -65,8 +65,8 @@ ui: $(VENV)/.installed  ## MLflow's UI over the store, on this machine only (POR
 test: $(VENV)/.installed
 	$(PY) -m lm.makeargs pytest -q ARGS
 
-reliability: $(VENV)/.installed  ## kills, Ctrl-C, two suites at once, determinism, divergence, bad input, safety; prints the figures
-	$(PY) -m lm.makeargs pytest -q tests/reliability ARGS; status=$$?; $(PY) -m tests.reliability.figures; exit $$status
+reliability: $(VENV)/.installed  ## kills, Ctrl-C, two suites at once, determinism, divergence, bad input, safety, SLURM's faults; prints the figures
+	$(PY) -m lm.makeargs pytest -q tests/reliability tests/slurm ARGS; status=$$?; $(PY) -m tests.reliability.figures; exit $$status
 
 bench: $(VENV)/.installed
 	$(PY) -m lm.makeargs lm.bench ARGS

@@ -3,6 +3,8 @@
     TINYGPT_FAULT=step:15             SIGKILL the suite (or `lm.train`) and this process the 15th time a step ends
     TINYGPT_FAULT=checkpoint:2:group  SIGKILL the whole process group, workers and all, at the 2nd checkpoint
     TINYGPT_FAULT=logging:3:sigint    a Ctrl-C instead: SIGINT to the process group, as a terminal sends it
+    TINYGPT_FAULT=step:5:stall        this process waits there for a signal (a scheduler's SIGTERM, a Ctrl-C), so a
+                                      test can cancel a job at a known step (tests/slurm)
 
 The points: `step` (a training step has ended), `validation` (a validation batch), `logging` (just before a write
 of metrics to MLflow), `checkpoint` (a checkpoint is being written: the old one is still in place). Counts are per
@@ -23,8 +25,8 @@ def _parse(spec: str) -> tuple[str | None, int, str]:
         return None, 0, "kill"
     name, _, rest = spec.partition(":")
     count, _, mode = rest.partition(":")
-    if name not in POINTS or not count.isdigit() or int(count) < 1 or mode not in ("", "group", "sigint"):
-        raise ValueError(f"TINYGPT_FAULT={spec!r}: expected POINT:N[:group|:sigint] with POINT one of {POINTS}")
+    if name not in POINTS or not count.isdigit() or int(count) < 1 or mode not in ("", "group", "sigint", "stall"):
+        raise ValueError(f"TINYGPT_FAULT={spec!r}: expected POINT:N[:group|:sigint|:stall] with POINT one of {POINTS}")
     return name, int(count), mode or "kill"
 
 
@@ -53,6 +55,10 @@ def fire() -> None:
     if log:
         with open(log, "a") as f:
             f.write(f"{_target}:{_at}:{_mode} pid={me} root={root}\n")
+    if _mode == "stall":
+        signal.signal(signal.SIGCONT, signal.SIG_DFL)  # submitit's handler of it would end the wait (SLURM sends
+        signal.pause()                                 # SIGCONT before SIGTERM); a handled signal ends it
+        return
     own_group = os.getpgid(0) == root  # the root leads its own process group: signal all of it, never beyond
     if _mode == "sigint":
         if own_group:

@@ -4,13 +4,17 @@ machine through submitit's local executor (`launcher=submitit_local`), the same 
 Resources come from conf/launcher/*.yaml `parameters`, handed to submitit's AutoExecutor as they are: its shared
 names (timeout_min, cpus_per_task, gpus_per_node, mem_gb, name, ...) apply on every cluster, `slurm_`-prefixed ones
 (slurm_partition, slurm_account, slurm_additional_parameters, ...) on SLURM only. A job runs `lm.suite.run_job`,
-which logs to MLflow itself, so a job's run lands in the store exactly as a local one does.
+which logs to MLflow itself, so a job's run lands in the store exactly as a local one does. On SLURM, tested on a
+real single-node one (tests/slurm): job states come from squeue where the cluster keeps no accounts, and the suite
+stops a running job with a Ctrl-C to its step, which the run answers with a checkpoint.
 """
 import fcntl
 import os
 import shutil
 import signal
+import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +34,14 @@ def _holding(lock_path: str, fn, *args):
     with open(lock_path, "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_SH)
         return fn(*args)
+
+
+def _in_slurm_job(fn, *args):
+    """In a SLURM job: submitit's handler of SLURM's warning before the time limit (SIGUSR2, `--signal=USR2@90`)
+    would requeue the job, or fail the run if the limit is near; the run answers that signal itself once it trains
+    (lm.train.StopOnSignal: step, checkpoint, KILLED), and before that SLURM's SIGTERM at the limit does the same."""
+    signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+    return fn(*args)
 
 
 class _Failed:
@@ -76,6 +88,58 @@ def _last_error(e: BaseException) -> str:
     return lines[-1][:500] if lines else type(e).__name__
 
 
+def _queue_job_class():
+    """submitit's SlurmJob, with job states from squeue where the cluster keeps no accounts (no sacct database):
+    submitit would ask sacct on every poll and warn each time."""
+    from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
+
+    class QueueWatcher(SlurmInfoWatcher):
+        """sacct where it answers; else squeue, which holds a job until MinJobAge (5 min by default) after it ends,
+        so a job it no longer lists has ended (its result file, or its absence, says how)."""
+
+        def __init__(self):
+            super().__init__(delay_s=30)
+            self.accounting: bool | None = None  # unknown until probed
+            self.why = ""
+
+        def probe(self) -> None:
+            try:
+                out = subprocess.run(["sacct", "-n", "-X", "-o", "JobID", "-S", "now"], capture_output=True,
+                                     text=True, timeout=30)
+                self.accounting, self.why = out.returncode == 0, _one_line(Exception(out.stderr or out.stdout))
+            except (OSError, subprocess.TimeoutExpired) as e:
+                self.accounting, self.why = False, _one_line(e)
+
+        def update(self) -> None:
+            if self.accounting is None:
+                self.probe()
+            if self.accounting:
+                return super().update()
+            to_check = {x.split("_")[0] for x in self._registered - self._finished}
+            if not to_check:
+                return
+            self._num_calls += 1
+            try:
+                out = subprocess.run(["squeue", "-h", "--me", "-t", "all", "-o", "%i|%T|%N"], capture_output=True,
+                                     text=True, timeout=30, check=True).stdout
+            except (OSError, subprocess.SubprocessError):
+                return  # the controller did not answer this time; ask again on the next poll
+            listed = {}
+            for line in out.splitlines():
+                job_id, _, rest = line.partition("|")
+                state, _, nodes = rest.partition("|")
+                listed[job_id] = {"JobID": job_id, "State": state, "NodeList": nodes}
+            for job_id in to_check:
+                self._info_dict[job_id] = listed.get(job_id, {"JobID": job_id, "State": "ENDED"})
+            self._last_status_check = time.time()
+            self._finished |= {j for j in self._registered if self.is_done(j, mode="cache")}
+
+    class QueueJob(SlurmJob):
+        watcher = QueueWatcher()
+
+    return QueueJob
+
+
 class SubmititLauncher:
     """One submitit job per run. Same interface as lm.launchers.LocalPool: capacity, threads, submit, describe,
     shutdown."""
@@ -100,6 +164,11 @@ class SubmititLauncher:
         else:
             self.threads = self.threads or 1
             self.capacity = cfg.max_jobs or 32
+        self.watcher = None
+        if self.cluster == "slurm":
+            self.executor._executor.job_class = _queue_job_class()  # not exposed by AutoExecutor
+            self.watcher = self.executor._executor.job_class.watcher
+            self.watcher.probe()
         self.jobs: list[_Job] = []
         self._lock = threading.Lock()
         self._old_sigint = None
@@ -129,6 +198,12 @@ class SubmititLauncher:
         except OSError as e:
             raise ConfigError(f"launcher.folder={cfg.folder}: cannot create it ({e.strerror})") from None
         params = {k: v for k, v in dict(cfg.parameters or {}).items() if v is not None}
+        if cluster == "slurm" and params.get("timeout_min"):
+            # submitit asks SLURM for its warning (SIGUSR2, which the run answers by stopping with a checkpoint) 90 s
+            # before the limit, and SLURM, checking every 30 s, sends it up to 30 s earlier: with a limit of a minute
+            # or two that is as the job starts, before anything can answer it, and the signal kills the job. So it
+            # comes a minute after the start at the earliest; with a 1-minute limit, none (SLURM's kill at the limit).
+            params.setdefault("slurm_signal_delay_s", min(90, max(0, int(params["timeout_min"]) * 60 - 60)))
         if cluster == "local":
             params.setdefault("timeout_min", 24 * 60)  # submitit's local default is 2 minutes
             if params.get("gpus_per_node"):
@@ -162,15 +237,25 @@ class SubmititLauncher:
             raise KeyboardInterrupt
 
     def _cancel_running(self) -> None:
-        for j in self.jobs:
-            if j.done():
-                continue
+        live = [j for j in self.jobs if not j.done()]
+        if self.cluster == "slurm":
+            ids = [j.job.job_id for j in live]
+            # A plain scancel, or a SIGTERM through it, ends the job's step at once (srun: "forcing job termination"),
+            # the run without a step finished or a checkpoint. So the queued jobs go, and the running ones get a
+            # Ctrl-C, which the run answers by finishing its step, saving a checkpoint and ending KILLED.
+            for how in (["--state=PENDING"], ["--state=RUNNING", "--signal=INT"]) if ids else ():
+                try:
+                    subprocess.run(["scancel", *how, *ids], capture_output=True, timeout=60)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+            return
+        for j in live:
             try:
                 process = getattr(j.job, "_process", None)
                 if process is not None:
                     process.send_signal(signal.SIGTERM)  # a local job's controller passes it on to the run
                 else:
-                    j.job.cancel(check=False)  # scancel: SIGTERM to the job, then SIGKILL after SLURM's KillWait
+                    j.job.cancel(check=False)
             except Exception:
                 pass
 
@@ -187,6 +272,8 @@ class SubmititLauncher:
                     self.executor._executor.update_parameters(visible_gpus=gpus)  # not exposed by AutoExecutor
                 if self.workers_lock:
                     fn, args = _holding, (self.workers_lock, fn, *args)
+                if self.cluster == "slurm":
+                    fn, args = _in_slurm_job, (fn, *args)
                 job = _Job(self._submit(fn, *args), gpus)
             except Exception as e:
                 return _Failed(f"could not submit the job to {self.cluster}: {_one_line(e)}")
@@ -213,12 +300,16 @@ class SubmititLauncher:
         if p.get("mem_gb"):
             each.append(f"{p['mem_gb']} GB")
         where = f"partition {p['slurm_partition']}" if p.get("slurm_partition") else self.cluster
-        return (f"submitit ({where}): up to {self.capacity} jobs at once, {', '.join(each)} each, "
+        line = (f"submitit ({where}): up to {self.capacity} jobs at once, {', '.join(each)} each, "
                 f"{p.get('timeout_min', '?')} min limit; logs in {Path(self.cfg.folder).expanduser().resolve()}")
+        if self.watcher and not self.watcher.accounting:  # said once, here, rather than by submitit on every poll
+            line += f"; job states from squeue (sacct: {self.watcher.why})"
+        return line
 
     def shutdown(self, cancel: bool = False) -> None:
-        """With cancel, stops the jobs still running: SLURM's scancel, or SIGTERM to a local job, which the run
-        answers by finishing its step, saving a checkpoint and ending KILLED; the next suite resumes it."""
+        """With cancel, stops the jobs still running: SIGINT to a running SLURM job's step (a queued one is
+        cancelled), or SIGTERM to a local job, which the run answers by finishing its step, saving a checkpoint and
+        ending KILLED; the next suite resumes it."""
         if self._old_sigint is not None:
             signal.signal(signal.SIGINT, self._old_sigint)
             self._old_sigint = None

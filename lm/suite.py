@@ -282,6 +282,8 @@ def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
                     job.result = fut.result()
                 except Exception as e:  # a crash in the worker: the run is FAILED, the suite goes on
                     job.result = {"status": "FAILED", "reason": f"{type(e).__name__}: {e}"}
+                    if store.client.get_run(job.run_id).info.status == "RUNNING":  # a job that never reached it
+                        store.end_run(job.run_id, "FAILED", job.result["reason"])
                 job.state = {"FINISHED": "done", "KILLED": "killed"}.get(job.result["status"], "failed")
                 advance(job)
                 report(job)

@@ -18,6 +18,7 @@ import pytorch_lightning as pl
 import torch
 from omegaconf import OmegaConf
 from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
+from pytorch_lightning.plugins.environments import LightningEnvironment
 
 from lm.heads import headline
 from lm import checkpoint, config, datasets, devices, faults, knockout, model_flavor, probes
@@ -43,6 +44,11 @@ def quiet() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
     warnings.filterwarnings("ignore", message=".*LeafSpec.*")
     warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+    # With SLURM installed, Lightning advises `srun python ...` in every run; a run is one process on one device, on
+    # a login node as in a job (where submitit starts it through srun), so the advice never applies. Python's -W or
+    # PYTHONWARNINGS bring it back.
+    if not sys.warnoptions:
+        warnings.filterwarnings("ignore", message="The `srun` command is available")
 
 
 def prepare(cfg: RunConfig) -> Corpus:
@@ -67,13 +73,15 @@ def params(cfg: RunConfig) -> dict:
 
 
 class StopOnSignal(pl.Callback):
-    """Ctrl-C or SIGTERM: the step and its logging finish, a checkpoint is written, and the run stops."""
+    """Ctrl-C (also how the suite stops a SLURM job), SIGTERM or SIGUSR2 (the warning submitit asks SLURM for, 90 s
+    before the time limit): the step and its logging finish, a checkpoint is written, and the run stops. In a SLURM
+    job this replaces submitit's own SIGUSR2 handler, which would requeue the job or fail the run."""
 
     def __init__(self):
         self.signal = None
 
     def __enter__(self):
-        self._old = {s: signal.signal(s, self._handle) for s in (signal.SIGINT, signal.SIGTERM)}
+        self._old = {s: signal.signal(s, self._handle) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2)}
         return self
 
     def __exit__(self, *exc):
@@ -199,6 +207,9 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
         trainer = pl.Trainer(
             max_steps=cfg.train.steps, val_check_interval=cfg.eval.every, check_val_every_n_epoch=None,
             accelerator=accelerator, devices=1, precision=precision, logger=logger,
+            # One process, whether in a SLURM job or not: SLURMEnvironment's auto-requeue would save its own hpc
+            # checkpoint in the working directory and `scontrol requeue` the job, beside our checkpoint and resume.
+            plugins=[LightningEnvironment()],
             gradient_clip_val=cfg.train.grad_clip or None, num_sanity_val_steps=0, enable_model_summary=False,
             log_every_n_steps=cfg.eval.every, enable_progress_bar=cfg.runtime.progress,
             callbacks=[recorder, stop,

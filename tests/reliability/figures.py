@@ -61,6 +61,12 @@ def rows(f: dict) -> list[tuple[str, str]]:
         out.append(("divergence", f"{div.get('config', '?')}: {div.get('runs_failed', '?')} runs FAILED "
                                   f"({'; '.join(div.get('reasons', []))}); {div.get('nan_config', '?')}: "
                                   f"{div.get('nan_reason', '?')}"))
+    slurm = f.get("slurm", {})
+    if slurm:
+        faults = [k for k in ("scancel", "time_limit", "bad_partition", "ctrl_c") if k in slurm]
+        out.append(("SLURM faults survived", f"{len(faults)} of 4  (SLURM {slurm.get('version', '?')}, one node: "
+                                             f"{', '.join(k.replace('_', ' ') for k in faults) or 'none ran'})"))
+        out += [(f"  {k.replace('_', ' ')}", v) for k, v in slurm.items() if k != "version"]
     if safe:
         out.append(("safety", f"{safe.get('shell_calls', '?')} shell calls in {safe.get('files_scanned_for_shells', '?')} "
                               f"files; {safe.get('artifact_files_outside_the_root', '?')} artifacts outside the root; "

@@ -145,7 +145,8 @@ def test_launcher_slurm_writes_the_sbatch_script_from_conf(tmp_path, monkeypatch
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for name, body in {"sbatch": 'echo "Submitted batch job 4242"', "srun": "exit 0",
-                       "scancel": 'echo "$@" >> "$0.log"'}.items():
+                       "scancel": 'echo "$@" >> "$0.log"', "squeue": 'echo "4242|RUNNING|node1"',
+                       "sacct": 'echo "Slurm accounting storage is disabled" >&2; exit 1'}.items():
         (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
         (bin_dir / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
@@ -155,6 +156,7 @@ def test_launcher_slurm_writes_the_sbatch_script_from_conf(tmp_path, monkeypatch
     launcher = SubmititLauncher(s.launcher)
     assert (launcher.capacity, launcher.threads) == (32, 1)   # threads: the job's cpus_per_task
     assert launcher.describe().startswith("submitit (partition gpu): up to 32 jobs at once, 1 CPU, 1 GPU, 4 GB each")
+    assert launcher.describe().endswith("; job states from squeue (sacct: Slurm accounting storage is disabled)")
     job = launcher.submit(operator.add, 2, 3)
     assert job.job.job_id == "4242"
     script = (tmp_path / "jobs" / "4242" / "4242_submission.sh").read_text()
@@ -162,8 +164,15 @@ def test_launcher_slurm_writes_the_sbatch_script_from_conf(tmp_path, monkeypatch
                  "--job-name=tinygpt", "--signal=USR2@90"):
         assert f"#SBATCH {line}\n" in script
     launcher.shutdown(cancel=True)                     # Ctrl-C or an error: the job is cancelled with scancel
-    assert (bin_dir / "scancel.log").read_text().split() == ["4242"]
+    assert (bin_dir / "scancel.log").read_text().splitlines() == ["--state=PENDING 4242",  # queued: gone
+                                                                   "--state=RUNNING --signal=INT 4242"]  # its run stops
     assert signal.getsignal(signal.SIGINT) == handler  # the suite's Ctrl-C handling is back as it was
+    # A limit of two minutes: SLURM's warning a minute before it, not 90 s (at once, before the job can answer it)
+    s = suite.load_suite_config(["launcher=slurm", "launcher.parameters.timeout_min=2",
+                                 f"launcher.folder={tmp_path / 'jobs'}"])
+    SubmititLauncher(s.launcher).submit(operator.add, 2, 3)
+    assert "#SBATCH --signal=USR2@60\n" in (tmp_path / "jobs" / "4242" / "4242_submission.sh").read_text()
+    signal.signal(signal.SIGINT, handler)
 
 
 def test_local_jobs_with_gpus_get_one_each(tmp_path, monkeypatch):
@@ -178,3 +187,20 @@ def test_local_jobs_with_gpus_get_one_each(tmp_path, monkeypatch):
     jobs = [launcher.submit(os.getenv, "CUDA_VISIBLE_DEVICES") for _ in range(2)]
     assert [j.gpus for j in jobs] == [(0,), (1,)]
     assert sorted(j.job.result() for j in jobs) == ["0", "1"]   # what each job's process saw
+
+
+def test_with_srun_on_the_path_a_run_hears_nothing_of_lightnings_slurm_detection_unless_asked(tmp_path):
+    """On a cluster's login node (srun on the PATH), Lightning would advise `srun python ...` on stderr in every run;
+    Python's -W brings the advice back."""
+    import subprocess
+    import sys
+
+    (tmp_path / "srun").write_text("#!/bin/sh\nexit 0\n")
+    (tmp_path / "srun").chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    code = ("from lm import train; train.quiet(); "
+            "from lightning_fabric.plugins.environments import SLURMEnvironment; SLURMEnvironment.detect()")
+    quiet = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    asked = subprocess.run([sys.executable, "-W", "default", "-c", code], env=env, capture_output=True, text=True)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+    assert "The `srun` command is available on your system but is not used" in asked.stderr

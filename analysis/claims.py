@@ -9,11 +9,12 @@ import re
 from dataclasses import dataclass
 
 from analysis import stats
-from lm.exercises import Claim, NotRun, evaluate
+from lm.exercises import Claim, NotApplicable, NotRun, evaluate
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN, ANSWERED = "reproduced", "not reproduced", "not run", "answered"
 WITHIN_NOISE = "within seed noise"
-VERDICTS = (REPRODUCED, WITHIN_NOISE, NOT_REPRODUCED, NOT_RUN, ANSWERED)
+NOT_APPLICABLE = "not applicable"   # to the corpus the runs read; the note says why
+VERDICTS = (REPRODUCED, WITHIN_NOISE, NOT_REPRODUCED, NOT_RUN, ANSWERED, NOT_APPLICABLE)
 # Shares of 1, shown as percentages like the lessons give them.
 PERCENT = {"probe_top1_p", "word_validity", "word_validity_stripped", "real_word_share", "heads_offset1_share_max",
            "heads_offset2_share_max"}
@@ -68,6 +69,8 @@ def judge(claim: Claim, lookup, variants=(), seeds=None) -> Verdict:
         return v
     try:
         v.verdict = REPRODUCED if evaluate(claim.check, lookup) else NOT_REPRODUCED
+    except NotApplicable as e:
+        v.verdict, v.note = NOT_APPLICABLE, str(e)
     except NotRun as e:
         v.note = str(e)
     except (TypeError, ValueError, ZeroDivisionError) as e:

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import claims, figures, stats
+from analysis import claims, environments, figures, stats
 from analysis.document import Doc
 from analysis.heads import TL_CONVENTION, headline, strongest
 from analysis.store import ExerciseRuns, Reader, StoreError, sqlite_path
@@ -526,6 +526,7 @@ def build(runs: dict[str, ExerciseRuns], opts: Options, uri: str, out: Path, tit
     doc = Doc(figs)
     doc.h(1, title)
     overview(doc, runs, opts, uri)
+    environments.section(doc, runs)
     perplexity(doc, runs)
     counts = claim_table(doc, runs)
     comparisons(doc, runs)

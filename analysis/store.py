@@ -16,7 +16,7 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from analysis import stats
-from lm.exercises import Exercise, NotRun
+from lm.exercises import Exercise, NotApplicable, NotRun
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
@@ -158,6 +158,7 @@ class ExerciseRuns:
         """The claims' lookup: a mean over seeds, or a tag's most common value; NotRun when missing."""
         if variant not in self.variants:
             raise NotRun(f"{variant} was not run")
+        self.applicable(variant, key)
         if key == "val_loss_at_budget":
             table = self.budget()
             if table is None or variant not in table.index:
@@ -176,6 +177,20 @@ class ExerciseRuns:
         if col in self.finished and self.rows(variant)[col].notna().any():
             return self.rows(variant)[col].dropna().mode().iloc[0]
         raise NotRun(f"{variant}.{key} was not logged")
+
+    def applicable(self, variant: str, key: str) -> None:
+        """Raises NotApplicable when the variant's runs read another corpus than the exercise's claims are about,
+        or could not measure `key` on theirs (the run's not_applicable tag says why). Runs without the tags, from
+        before they were logged, read the lessons' corpus."""
+        rows = self.rows(variant)
+        ran_on = set(rows["tags.corpus"].dropna()) if "tags.corpus" in rows else set()
+        if self.exercise.corpus and ran_on - {self.exercise.corpus}:
+            raise NotApplicable(f"not applicable to this corpus: {variant} read {', '.join(sorted(ran_on))}; "
+                                f"the lessons' figures are for {self.exercise.corpus}")
+        for tag in rows["tags.not_applicable"].dropna() if "tags.not_applicable" in rows else ():
+            why = json.loads(tag).get(key)
+            if why:
+                raise NotApplicable(f"not applicable to this corpus: {why}")
 
     def budget(self) -> pd.DataFrame | None:
         """Each variant's validation loss at the budget variant's training time (the mean of its seeds' total

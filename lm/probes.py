@@ -6,7 +6,7 @@ import pandas as pd
 import torch
 
 from analysis import heads
-from lm.data import Corpus
+from lm.data import Corpus, DataConfig
 from lm.model import GPT
 from lm.module import honest_loss, token_losses
 from lm.sample import generate, next_char_probs, real_word_share, training_words, word_validity
@@ -30,6 +30,21 @@ def validation(model: GPT, batches, honest_windows: int = 0) -> dict:
     return out
 
 
+def not_applicable(corpus: Corpus, c: DataConfig) -> dict[str, str]:
+    """What a run on this corpus cannot measure, by the names it would log them under, each with the reason: the
+    probe and the heatmap line when they hold characters the text does not (lesson 000's, on your own text), and
+    the word-start head statistic on a text without spaces between words."""
+    out = {}
+    for key, names in (("probe", ("probe_top1", "probe_top1_p", "probe.json")), ("heatmap_line", ("attention.json",))):
+        outside = sorted(set(getattr(c, key)) - corpus.stoi.keys())
+        if outside:
+            out.update(dict.fromkeys(names, f"data.{key} {getattr(c, key)!r} has characters not in this corpus "
+                                            f"({''.join(outside)!r})"))
+    if not corpus.documents and " " not in corpus.stoi:
+        out["heads_word_start_max"] = "the text has no spaces between words, where the word-start statistic looks"
+    return out
+
+
 def probe(model: GPT, corpus: Corpus, prompt: str, k: int = 5) -> dict:
     p = next_char_probs(model, corpus.encode(prompt) if not corpus.documents else [corpus.bos, *corpus.encode(prompt)])
     top = p.topk(k)
@@ -43,6 +58,7 @@ def samples(model: GPT, corpus: Corpus, prompt: str, length: int, temperature: f
         start, stop = [corpus.bos, *corpus.encode(prompt)], corpus.bos
         return {"texts": [prompt + corpus.decode(generate(model, start, model.config.block_size, temperature,
                                                           seed + i, stop)) for i in range(count)], "scores": {}}
+    prompt = prompt or corpus.train_text[0]  # an empty prompt: the text's own first character starts it
     texts = [corpus.decode(generate(model, corpus.encode(prompt), length, temperature, seed + i))
              for i in range(count)]
     words, stripped = training_words(corpus.train_text), training_words(corpus.train_text, strip=True)
@@ -69,6 +85,8 @@ def head_statistics(model: GPT, corpus: Corpus, batches, windows: int, skip: int
     _, maps = model.attention_maps(x)
     boundary = {corpus.stoi[c] for c in " \n" if c in corpus.stoi} | ({corpus.bos} if corpus.documents else set())
     table = heads.head_table([m.float().cpu() for m in maps], x.cpu(), boundary, skip=min(skip, x.size(1) - 1))
+    if not corpus.documents and " " not in corpus.stoi:  # no words to start: see not_applicable
+        table["word_start_score"] = math.nan
     exclude = {corpus.bos} if corpus.documents else set()
     induction = heads.induction_score(model, model.config.vocab_size, exclude=exclude)
     return table.merge(induction, on=["block", "head"])

@@ -16,8 +16,8 @@ def table(runs: dict[str, ExerciseRuns]) -> pd.DataFrame:
     for name, er in runs.items():
         for r in er.finished.to_dict("records"):
             rows.append({"exercise": name, "variant": r["variant"], "seed": r["seed"],
-                         **{k: r.get(f"tags.{k}") for k in KEYS}})
-    return pd.DataFrame(rows, columns=["exercise", "variant", "seed", *KEYS])
+                         **{k: r.get(f"tags.{k}") for k in KEYS}, "file": r.get("tags.corpus.file")})
+    return pd.DataFrame(rows, columns=["exercise", "variant", "seed", *KEYS, "file"])
 
 
 def differences(env: pd.DataFrame) -> dict[str, dict[str, list[str]]]:
@@ -37,7 +37,9 @@ def section(doc: Doc, runs: dict[str, ExerciseRuns]) -> None:
     if known.empty:
         doc.p("Environment: not recorded (these runs predate the env.* tags).")
         return
-    short = known.assign(**{"env.git_commit": known["env.git_commit"].str[:10],
+    # Your own text by its file's name beside the corpus; the hash tells two versions of one file apart.
+    named = known["corpus"].where(known["file"].isna(), known["corpus"] + " (" + known["file"].astype(str) + ")")
+    short = known.assign(**{"env.git_commit": known["env.git_commit"].str[:10], "corpus": named,
                             "corpus.sha256": known["corpus.sha256"].str[:12]})
     shown = [k for k in KEYS if k != "env.git_dirty"]
     rows = (short.assign(dirty=short["env.git_dirty"].eq("true"))

@@ -55,8 +55,10 @@ class Reader:
         exp = self.experiments.get(experiment)
         if exp is None:
             return pd.DataFrame()
-        before = mlflow.get_tracking_uri()
-        mlflow.set_tracking_uri(self.uri)  # search_runs reads the global URI; put the caller's back after
+        # search_runs reads the global URI; put the caller's back after. Not get_tracking_uri(), which gives MLflow's
+        # default when none is set: setting that would send this process's later runs to ./mlflow.db.
+        before = os.environ.get("MLFLOW_TRACKING_URI")
+        mlflow.set_tracking_uri(self.uri)
         try:
             return mlflow.search_runs(experiment_ids=[exp.experiment_id])
         finally:
@@ -185,7 +187,9 @@ class ExerciseRuns:
         rows = self.rows(variant)
         ran_on = set(rows["tags.corpus"].dropna()) if "tags.corpus" in rows else set()
         if self.exercise.corpus and ran_on - {self.exercise.corpus}:
-            raise NotApplicable(f"not applicable to this corpus: {variant} read {', '.join(sorted(ran_on))}; "
+            files = set(rows["tags.corpus.file"].dropna()) if "tags.corpus.file" in rows else set()
+            read = ", ".join(sorted(ran_on)) + (f" ({', '.join(sorted(files))})" if files else "")
+            raise NotApplicable(f"not applicable to this corpus: {variant} read {read}; "
                                 f"the lessons' figures are for {self.exercise.corpus}")
         for tag in rows["tags.not_applicable"].dropna() if "tags.not_applicable" in rows else ():
             why = json.loads(tag).get(key)

@@ -37,6 +37,11 @@ class DataConfig:
         if not 0 < self.val_fraction < 1:
             raise ValueError(f"data.val_fraction={self.val_fraction} must be between 0 and 1")
 
+    @property
+    def pinned(self) -> bool:
+        """One of the lessons' corpora, downloaded from its URL and held to its hash; else a text of your own."""
+        return bool(self.url)
+
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -57,7 +62,7 @@ def locate(c: DataConfig) -> Path:
         download(c, path)
     digest = sha256(path)
     if digest != c.sha256:
-        if not c.url:  # your own text, hashed when the run was configured
+        if not c.pinned:  # your own text, hashed when the run was configured
             raise DataError(f"{path} changed since the run was configured (SHA-256 {digest[:12]}…, then "
                             f"{c.sha256[:12]}…): start it again")
         raise DataError(f"{path} has SHA-256 {digest[:12]}…, expected {c.sha256[:12]}…: the file is corrupt or "

@@ -186,6 +186,7 @@ class KVCache:
         self.v: list[torch.Tensor | None] = [None] * n_layer
 
     def __len__(self) -> int:
+        """The positions held; by the last block, which a forward pass extends last."""
         return 0 if self.k[-1] is None else self.k[-1].size(2)
 
     def extend(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -51,7 +51,7 @@ def prepare(cfg: RunConfig) -> Corpus:
     """The checks that need the data: the file itself, and every prompt the run will read."""
     corpus = load_corpus(cfg.data)
     for key in ("probe", "heatmap_line", "sample_prompt"):
-        if key != "sample_prompt" and not cfg.data.url:  # your own text: not measured (probes.not_applicable)
+        if key != "sample_prompt" and not cfg.data.pinned:  # your own text: not measured (probes.not_applicable)
             continue
         try:
             corpus.encode(getattr(cfg.data, key))
@@ -62,8 +62,8 @@ def prepare(cfg: RunConfig) -> Corpus:
 
 def corpus_tags(cfg: RunConfig, corpus: Corpus) -> dict:
     """Which text the run read, and what it could not measure on it (probes.not_applicable), for the report."""
-    tags = {"corpus": cfg.data.corpus, "corpus.sha256": cfg.data.sha256, "corpus.pinned": bool(cfg.data.url)}
-    if not cfg.data.url:
+    tags = {"corpus": cfg.data.corpus, "corpus.sha256": cfg.data.sha256, "corpus.pinned": cfg.data.pinned}
+    if not cfg.data.pinned:
         tags["corpus.file"] = Path(cfg.data.path).name
     skipped = probes.not_applicable(corpus, cfg.data)
     if skipped:
@@ -184,8 +184,8 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
     resume = ckpt_dir / "last.ckpt"
     resume = resume if resume.is_file() else None
     store.resume(run_id)  # a run trained again in place after a kill: nothing it logged is logged twice
-    store.set_tags(run_id, {f"runtime.{k}": v for k, v in asdict(cfg.runtime).items()})
-    store.set_tags(run_id, {**corpus_tags(cfg, corpus), **environment.tags(cfg.runtime.accelerator)})
+    store.set_tags(run_id, {**{f"runtime.{k}": v for k, v in asdict(cfg.runtime).items()},
+                            **corpus_tags(cfg, corpus), **environment.tags(cfg.runtime.accelerator)})
     logger.log_hyperparams(params(cfg))  # MLflow accepts a param logged again with the same value
     store.log_metrics(run_id, {"n_params": sum(p.numel() for p in module.parameters()),
                                "predicted_params": n_params(cfg.model),

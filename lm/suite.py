@@ -262,7 +262,8 @@ def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
             return True
         src = sources.get((job.spec.init_from, job.spec.seed))
         if src.state.gave_up:
-            job.state, job.result = State.SKIPPED, {"reason": f"{job.spec.init_from} seed {job.spec.seed} did not finish"}
+            job.state = State.SKIPPED
+            job.result = {"reason": f"{job.spec.init_from} seed {job.spec.seed} did not finish"}
             advance(job)
             return False
         return src.state.succeeded

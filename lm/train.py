@@ -273,7 +273,8 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
             (tmp / "probe.json").write_text(probes.to_json(probe), encoding="utf-8")
         (tmp / "loss_by_position.json").write_text(probes.to_json(val["loss_by_position"]))
         if "attention.json" not in skipped:
-            (tmp / "attention.json").write_text(probes.to_json(probes.attention_on(model, corpus, cfg.data.heatmap_line)))
+            attention = probes.attention_on(model, corpus, cfg.data.heatmap_line)
+            (tmp / "attention.json").write_text(probes.to_json(attention))
         table.to_csv(tmp / "heads.csv", index=False)
         checkpoint.save(tmp / "model.pt", model, corpus.chars, corpus.bos)
         store.client.log_artifacts(run_id, str(tmp))

@@ -4,10 +4,13 @@ import hashlib
 import json
 
 import pytest
+import torch
 from mlflow.tracking import MlflowClient
 
+from analysis.heads import headline
 from lm import config, probes, sample, suite, train
-from lm.data import Corpus, DataError
+from lm.data import Corpus, DataConfig, DataError
+from lm.model import GPT, GPTConfig
 
 # Accents, curly quotes, guillemets, an em dash and an emoji; no 'T' and no 'W', so neither lesson 000's probe
 # ('To be, or not to b') nor its heatmap line can be read on it.
@@ -49,7 +52,7 @@ def test_what_only_shakespeare_can_answer_is_not_measured_and_says_why(own):
     _, client, run, _ = own
     skipped = json.loads(run.data.tags["not_applicable"])
     assert set(skipped) == {"probe_top1", "probe_top1_p", "probe.json", "attention.json"}
-    assert "'T'" in skipped["probe_top1"] or "T" in skipped["probe_top1"]
+    assert skipped["probe_top1"] == "data.probe 'To be, or not to b' has characters not in this corpus ('T')"
     assert "probe_top1" not in run.data.tags and "probe_top1_p" not in run.data.metrics
     files = {f.path for f in client.list_artifacts(run.info.run_id)}
     assert {"samples.txt", "heads.csv", "model.pt"} <= files and not files & {"probe.json", "attention.json"}
@@ -104,10 +107,16 @@ def test_the_pinned_corpora_keep_their_hash_and_vocabulary():
 
 
 def test_a_text_without_spaces_says_the_word_start_statistic_does_not_apply():
-    c = config.load(["data=names"]).data   # any config: only the probe and heatmap line are read
-    corpus = Corpus(c.__class__(corpus="text", documents=False, val_fraction=0.1), "天地玄黄宇宙洪荒日月盈昃" * 50)
+    c = DataConfig(corpus="text")
+    corpus = Corpus(c, "天地玄黄宇宙洪荒日月盈昃" * 50)
     skipped = probes.not_applicable(corpus, c)
     assert "no spaces between words" in skipped["heads_word_start_max"]
+    assert "probe_top1" in skipped and "attention.json" in skipped   # lesson 000's probe and line are not Chinese
+    model = GPT(GPTConfig(vocab_size=corpus.vocab_size, block_size=16, n_layer=1)).eval()
+    batches = [corpus.batch("val", 4, 16, torch.Generator().manual_seed(0))]
+    table = probes.head_statistics(model, corpus, batches, windows=4, skip=2)
+    assert table["word_start_score"].isna().all() and "heads_word_start_max" not in headline(table)
+    assert table["prev_token_score"].notna().all()                   # the other statistics stand
 
 
 BAD = {
@@ -115,7 +124,8 @@ BAD = {
     "only whitespace": (b" \n\n \n", "is empty"),
     "binary": (bytes(range(256)) * 8, "is a binary file"),
     "not UTF-8": ("Zoé à l’été\n".encode("latin-1", errors="replace") * 200, "is not UTF-8 text"),
-    "too short for one window": ("Un été à Noël 🌲\n".encode() * 4, "too short for one window of model.block_size=64"),
+    "too short for one window": ("Un été à Noël 🌲\n".encode() * 4,
+                                 "too short for one window of model.block_size=64"),
 }
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 from lm.tracking import git_commit
 
 PACKAGES = {"torch": "torch", "lightning": "pytorch-lightning", "mlflow": "mlflow", "numpy": "numpy"}  # tag: package
-# The tags whose values differ between runs that are compared: software, machine, code. Not the thread count,
-# which a run's own numbers do not depend on (README: parallel runs).
-COMPARED = ("env.python", *(f"env.{p}" for p in PACKAGES), "env.device", "env.git_commit", "env.git_dirty")
+# The tags that should not differ between runs that are compared: software, machine, threads, code. The thread
+# count leaves a run's numbers as they are (README: parallel runs) but not its speed, which some claims read.
+COMPARED = ("env.python", *(f"env.{p}" for p in PACKAGES), "env.device", "env.threads", "env.git_commit",
+            "env.git_dirty")
 
 
 def _version(package: str) -> str:

@@ -17,7 +17,7 @@ def test_every_run_carries_its_software_machine_threads_and_git_state(store_copy
     _, client = store_copy
     for run in runs_of(client, "quick/heads"):
         tags = run.data.tags
-        assert set(COMPARED) | {"env.threads"} <= set(tags)
+        assert set(COMPARED) <= set(tags)
         assert tags["env.python"] == platform.python_version() and tags["env.torch"] == torch.__version__
         assert tags["env.threads"] == "1"                  # the suite's workers run one thread each
         assert tags["env.git_commit"] == tags["mlflow.source.git.commit"].removesuffix("-dirty")
@@ -29,7 +29,7 @@ def test_the_report_shows_the_environments_and_flags_a_comparison_that_mixes_the
     folder, client = store_copy
     rc, _, _ = make(folder, tmp_path / "same", "quick=true", "log=false")
     md = (tmp_path / "same" / "report.md").read_text()
-    assert rc == 0 and "| python | torch | lightning | mlflow | numpy | device |" in md
+    assert rc == 0 and "| python | torch | lightning | mlflow | numpy | device | threads | git_commit | corpus |" in md
     assert "Within each exercise every run ran in the same environment, on the same corpus." in md
     h1 = next(r for r in runs_of(client, "quick/heads") if r.data.tags["variant"] == "h1")
     client.set_tag(h1.info.run_id, "env.torch", "2.0.0")

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import attention_view, claims, knockout_report, parent_runs, sections, stats
+from analysis import attention_view, claims, environments, knockout_report, parent_runs, sections, stats
 from analysis.document import Doc
 from analysis.kinds import Context, Kind, what_changes
 from analysis.store import ExerciseRuns, Reader, StoreError, sqlite_path
@@ -264,6 +264,7 @@ def build(runs: dict[str, ExerciseRuns], opts: Options, uri: str, out: Path, tit
     doc = Doc(figs)
     doc.h(1, title)
     overview(doc, runs, opts, uri)
+    environments.section(doc, runs)
     perplexity(doc, runs)
     counts = claim_table(doc, runs)
     comparisons(doc, runs)

@@ -16,7 +16,7 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from analysis import stats
-from lm.exercises import Exercise, NotRun
+from lm.exercises import Exercise, NotApplicable, NotRun
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
@@ -55,8 +55,10 @@ class Reader:
         exp = self.experiments.get(experiment)
         if exp is None:
             return pd.DataFrame()
-        before = mlflow.get_tracking_uri()
-        mlflow.set_tracking_uri(self.uri)  # search_runs reads the global URI; put the caller's back after
+        # search_runs reads the global URI; put the caller's back after. Not get_tracking_uri(), which gives MLflow's
+        # default when none is set: setting that would send this process's later runs to ./mlflow.db.
+        before = os.environ.get("MLFLOW_TRACKING_URI")
+        mlflow.set_tracking_uri(self.uri)
         try:
             return mlflow.search_runs(experiment_ids=[exp.experiment_id])
         finally:
@@ -177,6 +179,7 @@ class ExerciseRuns:
         """The claims' lookup: a mean over seeds, or a tag's most common value; NotRun when missing."""
         if variant not in self.variants:
             raise NotRun(f"{variant} was not run")
+        self.applicable(variant, key)
         if key == "val_loss_at_budget":
             table = self.budget()
             if table is None or variant not in table.index:
@@ -210,6 +213,22 @@ class ExerciseRuns:
             return None
         rows = self.rows(variant)[["seed", col]].dropna()
         return {int(s): float(v) for s, v in zip(rows["seed"], rows[col])} or None
+
+    def applicable(self, variant: str, key: str) -> None:
+        """Raises NotApplicable when the variant's runs read another corpus than the exercise's claims are about,
+        or could not measure `key` on theirs (the run's not_applicable tag says why). Runs without the tags, from
+        before they were logged, read the lessons' corpus."""
+        rows = self.rows(variant)
+        ran_on = set(rows["tags.corpus"].dropna()) if "tags.corpus" in rows else set()
+        if self.exercise.corpus and ran_on - {self.exercise.corpus}:
+            files = set(rows["tags.corpus.file"].dropna()) if "tags.corpus.file" in rows else set()
+            read = ", ".join(sorted(ran_on)) + (f" ({', '.join(sorted(files))})" if files else "")
+            raise NotApplicable(f"not applicable to this corpus: {variant} read {read}; "
+                                f"the lessons' figures are for {self.exercise.corpus}")
+        for tag in rows["tags.not_applicable"].dropna() if "tags.not_applicable" in rows else ():
+            why = json.loads(tag).get(key)
+            if why:
+                raise NotApplicable(f"not applicable to this corpus: {why}")
 
     def budget(self) -> pd.DataFrame | None:
         """Each variant's validation loss at the budget variant's training time (the mean of its seeds' total

@@ -10,7 +10,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from lm.data import DataConfig
+from lm.data import DataConfig, own_text
 from lm.errors import ConfigError  # noqa: F401  (raised here, imported from here by callers)
 from lm.model import GPTConfig
 from lm.module import TrainConfig
@@ -131,6 +131,8 @@ def compose_dict(overrides: list[str], config_name: str = "train") -> DictConfig
 def to_run_config(cfg: DictConfig) -> RunConfig:
     try:
         merged = OmegaConf.merge(OmegaConf.structured(RunConfig), cfg)
+        if not merged.data.sha256:  # your own text: its hash and vocabulary are the file's, part of the config hash
+            merged.data.sha256, merged.data.vocab_size = own_text(merged.data, merged.model.block_size)
         return OmegaConf.to_object(merged)
     except OmegaConfBaseException as e:
         raise ConfigError(one_line(e)) from None

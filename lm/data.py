@@ -1,10 +1,11 @@
-"""The corpora: a pinned, hash-checked file, its character vocabulary, its splits and its batches."""
+"""The corpora: a pinned, hash-checked file or your own text, its character vocabulary, its splits and its batches."""
 import hashlib
 import math
 import os
 import random
 import urllib.request
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import pytorch_lightning as pl
@@ -21,8 +22,8 @@ class DataConfig:
     corpus: str = "shakespeare"
     filename: str = "tinyshakespeare.txt"
     url: str = ""
-    sha256: str = ""
-    vocab_size: int = 65        # the pinned file's symbols (+ BOS for documents); checked when it is read
+    sha256: str = ""            # empty: your own text, whose hash is read from the file and recorded, not demanded
+    vocab_size: int = 65        # the file's symbols (+ BOS for documents); checked when it is read (0: from the file)
     documents: bool = False     # one document per line, each wrapped in BOS (microgpt), or one long text
     path: str | None = None     # a local copy; otherwise $TINYGPT_DATA_DIR, then the download cache
     cache_dir: str = "~/.cache/tinygpt"
@@ -35,6 +36,11 @@ class DataConfig:
     def __post_init__(self):
         if not 0 < self.val_fraction < 1:
             raise ValueError(f"data.val_fraction={self.val_fraction} must be between 0 and 1")
+
+    @property
+    def pinned(self) -> bool:
+        """One of the lessons' corpora, downloaded from its URL and held to its hash; else a text of your own."""
+        return bool(self.url)
 
 
 def sha256(path: Path) -> str:
@@ -56,10 +62,61 @@ def locate(c: DataConfig) -> Path:
         download(c, path)
     digest = sha256(path)
     if digest != c.sha256:
+        if not c.pinned:  # your own text, hashed when the run was configured
+            raise DataError(f"{path} changed since the run was configured (SHA-256 {digest[:12]}…, then "
+                            f"{c.sha256[:12]}…): start it again")
         raise DataError(f"{path} has SHA-256 {digest[:12]}…, expected {c.sha256[:12]}…: the file is corrupt or "
                         f"not {c.corpus}; delete it{' (the next run downloads it again)' if not where else ''} "
                         f"or point data.path at a good copy")
     return path
+
+
+def read_text(path: Path) -> str:
+    """A corpus file's text; an empty, binary or non-UTF-8 file is one line."""
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise DataError(f"{path} is empty: a corpus needs UTF-8 text to train on")
+    if b"\0" in raw:
+        raise DataError(f"{path} is a binary file (it holds NUL bytes), not UTF-8 text")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(f"{path} is not UTF-8 text (byte {e.start} is not valid UTF-8): save it as UTF-8") from None
+
+
+def own_text(c, block_size: int) -> tuple[str, int]:
+    """Your own text (`data=text data.path=FILE`): the SHA-256 and vocabulary size that the config records, read
+    from the file, which must hold one window of block_size + 1 characters in each split. c is a DataConfig or the
+    config node it comes from."""
+    if not c.path:
+        raise DataError(f"data={c.corpus} trains on a file of your own: give data.path=FILE")
+    path = Path(c.path).expanduser().resolve()
+    if not path.is_file():
+        raise DataError(f"data.path={c.path}: no such file")
+    stat = path.stat()
+    digest, chars, n_train, n_val = _read_own(path, stat.st_mtime_ns, stat.st_size, c.documents, c.val_fraction)
+    if c.documents and min(n_train, n_val) < 1:
+        raise DataError(f"{path} has {n_train + n_val} non-empty lines: too few documents for a training and a "
+                        f"validation split; give it at least {math.ceil(1 / min(c.val_fraction, 1 - c.val_fraction))}")
+    if not c.documents and min(n_train, n_val) < block_size + 2:
+        need = math.ceil((block_size + 2) / min(c.val_fraction, 1 - c.val_fraction))
+        raise DataError(f"{path} has {n_train + n_val:,} characters: too short for one window of "
+                        f"model.block_size={block_size} in both splits (the last {c.val_fraction:.0%} is validation); "
+                        f"it needs about {need:,}")
+    return digest, chars + bool(c.documents)
+
+
+@lru_cache(maxsize=8)
+def _read_own(path: Path, mtime_ns: int, size: int, documents: bool, val_fraction: float):
+    """(SHA-256, distinct characters, training size, validation size), once per version of the file: a suite
+    configures many runs on it."""
+    text = read_text(path)
+    if documents:
+        docs = [line.strip() for line in text.splitlines() if line.strip()]
+        n_val = max(1, int(len(docs) * val_fraction)) if len(docs) > 1 else 0
+        return sha256(path), len(set("".join(docs))), len(docs) - n_val, n_val
+    split = int((1 - val_fraction) * len(text))
+    return sha256(path), len(set(text)), split, len(text) - split
 
 
 def download(c: DataConfig, path: Path) -> None:
@@ -158,7 +215,7 @@ class Corpus:
 
 
 def load_corpus(c: DataConfig) -> Corpus:
-    corpus = Corpus(c, locate(c).read_text(encoding="utf-8"))
+    corpus = Corpus(c, read_text(locate(c)))
     if corpus.vocab_size != c.vocab_size:
         raise DataError(f"data.vocab_size={c.vocab_size} but {c.filename} has {corpus.vocab_size} symbols")
     return corpus

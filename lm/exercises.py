@@ -23,6 +23,11 @@ class NotRun(LookupError):
     """A claim names a variant or a number that the store does not have."""
 
 
+class NotApplicable(NotRun):
+    """A claim that cannot hold on the corpus its runs read: its figures are another corpus's, or the number it
+    names cannot be measured on this one (a probe with characters the text lacks). The message says which."""
+
+
 @dataclass
 class Claim:
     text: str
@@ -59,6 +64,8 @@ class Exercise:
     overrides: list[str] = field(default_factory=list)
     init_from: str | None = None      # an exercise whose trained models this one reads instead of training
     budget: str | None = None         # the variant whose training time is the wall-clock budget
+    corpus: str | None = None         # the corpus the lessons' figures in the claims are about; on another,
+    #                                   the claims are not applicable (None: they hold on any corpus)
     claims: list[Claim] = field(default_factory=list)
     report: list[dict] | None = None  # the report section's figures: [{kind: curves, metrics: [val_loss]}, ...]
 

@@ -65,6 +65,11 @@ def make_norm(c: GPTConfig) -> nn.Module:
     return nn.RMSNorm(c.n_embd, eps=1e-5, elementwise_affine=c.norm_affine)
 
 
+def make_dropout(c: GPTConfig) -> nn.Module:
+    # Without dropout, nothing: an idle nn.Dropout costs a generated character 3 µs of its 0.3 ms, five times over.
+    return nn.Dropout(c.dropout) if c.dropout else nn.Identity()
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, c: GPTConfig, layer: int):
         super().__init__()
@@ -72,11 +77,15 @@ class CausalSelfAttention(nn.Module):
         self.scale = None if c.scale_attn else 1.0   # None: SDPA's own 1/√d_head
         self.c_attn = nn.Linear(c.n_embd, 3 * c.n_embd, bias=False)   # W_q, W_k, W_v side by side
         self.c_proj = nn.Linear(c.n_embd, c.n_embd, bias=c.bias)      # W_o joins the heads
-        self.resid_dropout = nn.Dropout(c.dropout)
+        self.resid_dropout = make_dropout(c)
 
-    def forward(self, x, need_weights: bool = False):
+    def forward(self, x, need_weights: bool = False, cache: "KVCache | None" = None):
         B, T, C = x.shape
+        # (B, T, C) -> three of (B, n_head, T, head size)
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in self.c_attn(x).split(C, 2))
+        if cache is not None:  # the keys and values of the earlier positions, then these: (B, n_head, P + T, head size)
+            k, v = cache.extend(self.layer, k, v)
+        P = 0 if cache is None else k.size(2) - T   # positions already cached, before the first of x
         # While torch.export traces the MLflow model (lm/model_flavor.py), T is symbolic and `T > 1` would be a
         # SymBool, which SDPA refuses; a window of one attends to itself either way.
         causal = self.mask and (torch.compiler.is_exporting() or T > 1)
@@ -84,13 +93,15 @@ class CausalSelfAttention(nn.Module):
         if need_weights:  # the analysis path: the same sums, written out so the weights can be kept
             scores = q @ k.transpose(-2, -1) * (self.scale or 1 / math.sqrt(q.size(-1)))
             if causal:
-                scores = scores.masked_fill(~torch.ones(T, T, dtype=torch.bool, device=x.device).tril(), -math.inf)
+                scores = scores.masked_fill(~torch.ones(T, P + T, dtype=torch.bool, device=x.device).tril(P), -math.inf)
             weights = scores.softmax(-1)
             y = F.dropout(weights, self.dropout, self.training) @ v
         else:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=causal,
+            # is_causal aligns the mask to the top left, right only without cached positions; one query reads all.
+            allowed = torch.ones(T, P + T, dtype=torch.bool, device=x.device).tril(P) if causal and P else None
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=causal and not P,
                                                dropout_p=self.dropout if self.training else 0.0, scale=self.scale)
-        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, n_head, T, head size) -> (B, T, C): heads side by side
         return self.resid_dropout(self.c_proj(y)), weights
 
 
@@ -100,7 +111,7 @@ class MLP(nn.Module):
         self.c_fc = nn.Linear(c.n_embd, 4 * c.n_embd, bias=c.bias)
         self.act = nn.GELU() if c.activation == "gelu" else nn.ReLU()
         self.c_proj = nn.Linear(4 * c.n_embd, c.n_embd, bias=c.bias)
-        self.dropout = nn.Dropout(c.dropout)
+        self.dropout = make_dropout(c)
 
     def forward(self, x):
         return self.dropout(self.c_proj(self.act(self.c_fc(x))))
@@ -112,8 +123,8 @@ class Block(nn.Module):
         self.ln_1, self.attn = make_norm(c), CausalSelfAttention(c, layer)
         self.ln_2, self.mlp = make_norm(c), MLP(c)
 
-    def forward(self, x, need_weights=False):
-        a, weights = self.attn(self.ln_1(x), need_weights)
+    def forward(self, x, need_weights=False, cache=None):
+        a, weights = self.attn(self.ln_1(x), need_weights, cache)
         x = x + a                       # residual: add, don't replace
         return x + self.mlp(self.ln_2(x)), weights
 
@@ -124,7 +135,7 @@ class GPT(nn.Module):
         self.config = c
         self.wte = nn.Embedding(c.vocab_size, c.n_embd)
         self.wpe = nn.Embedding(c.block_size, c.n_embd) if c.pos_emb else None
-        self.drop = nn.Dropout(c.dropout)
+        self.drop = make_dropout(c)
         self.ln_e = make_norm(c) if c.embed_norm else nn.Identity()
         self.h = nn.ModuleList(Block(c, i) for i in range(c.n_layer))
         self.ln_f = make_norm(c) if c.final_norm else nn.Identity()
@@ -150,23 +161,25 @@ class GPT(nn.Module):
                 nn.init.zeros_(p)
             # norm gains keep their default of 1
 
-    def _run(self, idx, need_weights: bool = False):
+    def _run(self, idx, need_weights: bool = False, cache: "KVCache | None" = None):
         T = idx.size(1)
-        if T > self.config.block_size:
-            raise ValueError(f"{T} characters exceed the context of {self.config.block_size}")
+        start = len(cache) if cache is not None else 0  # the position of idx's first character in its window
+        if start + T > self.config.block_size:
+            raise ValueError(f"{start + T} characters exceed the context of {self.config.block_size}")
         x = self.wte(idx)
         if self.wpe is not None:
-            x = x + self.wpe(torch.arange(T, device=idx.device))
+            x = x + self.wpe(torch.arange(start, start + T, device=idx.device))
         x = self.ln_e(self.drop(x))
         maps = []
         for block in self.h:
-            x, weights = block(x, need_weights)
+            x, weights = block(x, need_weights, cache)
             maps.append(weights)
         return self.lm_head(self.ln_f(x)), maps
 
-    def forward(self, idx, targets=None):
-        """Logits for the next character at every position and, given targets, their mean cross-entropy."""
-        logits, _ = self._run(idx)
+    def forward(self, idx, targets=None, cache: "KVCache | None" = None):
+        """Logits for the next character at every position and, given targets, their mean cross-entropy. With a
+        cache, idx continues the window whose keys and values it holds, and leaves its own there."""
+        logits, _ = self._run(idx, cache=cache)
         if targets is None:
             return logits, None
         # Targets of -1 are padding after a document's end; they carry no loss.
@@ -176,47 +189,23 @@ class GPT(nn.Module):
         """Logits and every block's attention weights, each (batch, head, query, key)."""
         return self._run(idx, need_weights=True)
 
-    def decoder(self):
-        """Generation with a KV cache, in eval mode: a function (ids, start) -> the logits after the last of ids,
-        the characters at positions start, start+1, … of the window, each reading the cached keys and values of
-        those before it (several at once only at start 0, a fresh window). forward()'s sums, from the modules' own
-        weights and functions called directly, into buffers allocated once: one character's matmuls are so small
-        that the module machinery around them would cost more than they do (twice the time, measured). One
-        character's linear layers are matrix-vector products: F.linear's numbers on one row."""
-        if self.training:
-            raise RuntimeError("decoder() is for eval mode, where dropout does nothing")
-        C, size = self.config.n_embd, self.config.block_size
 
-        def linear(m: nn.Linear):
-            W, b = m.weight, m.bias
-            if b is None:
-                return lambda v: torch.mv(W, v) if v.dim() == 1 else F.linear(v, W)
-            return lambda v: torch.addmv(b, W, v) if v.dim() == 1 else F.linear(v, W, b)
+class KVCache:
+    """The keys and values every block computed for the characters of a window so far, for generation: each new
+    character then costs one position's work rather than the window's. Valid only for a model with the mask, whose
+    earlier positions never read later ones, and only in eval mode (dropout would differ)."""
 
-        wte, wpe = self.wte.weight, self.wpe.weight if self.wpe is not None else None
-        ln_e, ln_f, head = self.ln_e.forward, self.ln_f.forward, linear(self.lm_head)
-        blocks = [(torch.empty(size, 3 * C, device=wte.device, dtype=wte.dtype),  # q, k, v of every position
-                   b.attn.n_head, b.attn.mask, b.attn.scale, b.ln_1.forward, linear(b.attn.c_attn),
-                   linear(b.attn.c_proj), b.ln_2.forward, linear(b.mlp.c_fc), b.mlp.act.forward,
-                   linear(b.mlp.c_proj)) for b in self.h]
+    def __init__(self, n_layer: int):
+        self.k: list[torch.Tensor | None] = [None] * n_layer   # per block, (B, n_head, positions, head size)
+        self.v: list[torch.Tensor | None] = [None] * n_layer
 
-        def step(ids: list[int], start: int) -> torch.Tensor:
-            T, end = len(ids), start + len(ids)
-            if end > size:
-                raise ValueError(f"{end} characters exceed the context of {size}")
-            if T > 1 and start:
-                raise ValueError("several characters at once only start a window")
-            # (C,) for one character, else (T, C): the rows the embeddings would look up
-            x = wte[ids[0]] if T == 1 else wte[torch.tensor(ids, device=wte.device)]
-            if wpe is not None:
-                x = x + (wpe[start] if T == 1 else wpe[:end])
-            x = ln_e(x)
-            for qkv, n_head, mask, scale, ln_1, c_attn, c_proj, ln_2, c_fc, act, mlp_proj in blocks:
-                qkv[start:end] = c_attn(ln_1(x))
-                q, k, v = qkv[:end].view(1, end, 3, n_head, C // n_head).transpose(1, 3).unbind(2)
-                y = F.scaled_dot_product_attention(q[:, :, start:], k, v, is_causal=mask and T > 1, scale=scale)
-                x = x + c_proj(y.transpose(1, 2).reshape(x.shape))
-                x = x + mlp_proj(act(c_fc(ln_2(x))))
-            return head(ln_f(x if T == 1 else x[-1]))
+    def __len__(self) -> int:
+        """The positions held; by the last block, which a forward pass extends last."""
+        return 0 if self.k[-1] is None else self.k[-1].size(2)
 
-        return step
+    def extend(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Block `layer`'s cached keys and values with k and v appended along the positions."""
+        if self.k[layer] is not None:
+            k, v = torch.cat([self.k[layer], k], 2), torch.cat([self.v[layer], v], 2)
+        self.k[layer], self.v[layer] = k, v
+        return k, v

@@ -6,7 +6,7 @@ import pandas as pd
 import torch
 
 from lm import heads
-from lm.data import Corpus
+from lm.data import Corpus, DataConfig
 from lm.model import GPT
 from lm.module import honest_loss, token_losses
 from lm.sample import (generate, line_length, next_char_probs, real_word_share, speaker_line_share, training_words,
@@ -31,6 +31,21 @@ def validation(model: GPT, batches, honest_windows: int = 0) -> dict:
     return out
 
 
+def not_applicable(corpus: Corpus, c: DataConfig) -> dict[str, str]:
+    """What a run on this corpus cannot measure, by the names it would log them under, each with the reason: the
+    probe and the heatmap line when they hold characters the text does not (lesson 000's, on your own text), and
+    the word-start head statistic on a text without spaces between words."""
+    out = {}
+    for key, names in (("probe", ("probe_top1", "probe_top1_p", "probe.json")), ("heatmap_line", ("attention.json",))):
+        outside = sorted(set(getattr(c, key)) - corpus.stoi.keys())
+        if outside:
+            out.update(dict.fromkeys(names, f"data.{key} {getattr(c, key)!r} has characters not in this corpus "
+                                            f"({''.join(outside)!r})"))
+    if not corpus.documents and " " not in corpus.stoi:
+        out["heads_word_start_max"] = "the text has no spaces between words, where the word-start statistic looks"
+    return out
+
+
 def probe(model: GPT, corpus: Corpus, prompt: str, k: int = 5) -> dict:
     p = next_char_probs(model, corpus.encode(prompt) if not corpus.documents else [corpus.bos, *corpus.encode(prompt)])
     top = p.topk(k)
@@ -44,6 +59,7 @@ def samples(model: GPT, corpus: Corpus, prompt: str, length: int, temperature: f
         start, stop = [corpus.bos, *corpus.encode(prompt)], corpus.bos
         return {"texts": [prompt + corpus.decode(generate(model, start, model.config.block_size, temperature,
                                                           seed + i, stop)) for i in range(count)], "scores": {}}
+    prompt = prompt or corpus.train_text[0]  # an empty prompt: the text's own first character starts it
     texts = [corpus.decode(generate(model, corpus.encode(prompt), length, temperature, seed + i))
              for i in range(count)]
     words, stripped = training_words(corpus.train_text), training_words(corpus.train_text, strip=True)
@@ -81,6 +97,8 @@ def head_statistics(model: GPT, corpus: Corpus, batches, windows: int, skip: int
     real = (y >= 0).cpu() if corpus.documents else None
     table = heads.head_table([m.float().cpu() for m in maps], x.cpu(), boundary, skip=min(skip, x.size(1) - 1),
                              real=real)
+    if not corpus.documents and " " not in corpus.stoi:  # no words to start: see not_applicable
+        table["word_start_score"] = math.nan
     exclude = {corpus.bos} if corpus.documents else set()
     induction = heads.induction_score(model, model.config.vocab_size, exclude=exclude)
     return table.merge(induction, on=["block", "head"])
@@ -136,9 +154,10 @@ VIEW_LINES, VIEW_CHARS = 3, 64
 
 
 @torch.no_grad()
-def attention_lines(model: GPT, corpus: Corpus, heatmap_line: str) -> dict:
+def attention_lines(model: GPT, corpus: Corpus, heatmap_line: str | None) -> dict:
     """Every head's weights on several named lines, each at most 64 characters (the page shows them as text):
-    {lines: [{name, chars, weights[block][head][query][key]}]}; with the mask, a query's row stops at itself."""
+    {lines: [{name, chars, weights[block][head][query][key]}]}; with the mask, a query's row stops at itself. The
+    heatmap line is left out (None) where the corpus lacks its characters."""
     size = min(model.config.block_size, VIEW_CHARS)
     start = [corpus.bos] if corpus.documents else []
     if corpus.documents:   # rows [BOS, name, BOS, -1 …]: the names
@@ -150,7 +169,7 @@ def attention_lines(model: GPT, corpus: Corpus, heatmap_line: str) -> dict:
     g = torch.Generator().manual_seed(0)
     half = (size - len(start)) // 2
     rand = [letters[i] for i in torch.randint(len(letters), (min(20, half),), generator=g)]
-    named = [("heatmap line", corpus.encode(heatmap_line)),
+    named = [*([("heatmap line", corpus.encode(heatmap_line))] if heatmap_line else []),
              *((f"validation {k}", ids) for k, ids in enumerate(found, start=1)),
              ("induction test", rand + rand)]
     device = next(model.parameters()).device

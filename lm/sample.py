@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import torch
 
-from lm.model import GPT
+from lm.model import GPT, KVCache
 
 
 @dataclass
@@ -63,16 +63,14 @@ def generate(model: GPT, prompt: list[int], n: int, temperature: float, seed: in
     device = next(model.parameters()).device
     out = list(prompt)
     window = out[-T:]
-    step, fed = model.decoder() if cache else None, 0
+    kv = KVCache(model.config.n_layer) if cache else None
     for _ in range(n):
         if len(window) > T:
             window = window[-max(1, T // 2):]
-            fed = 0
-        if cache:
-            logits = step(window[fed:], fed)
-            fed = len(window)
-        else:
-            logits = model(torch.tensor([window], device=device))[0][0, -1]
+            kv = KVCache(model.config.n_layer) if cache else None
+        # With the cache, only the characters it has not seen: the whole window after a restart, then one.
+        fresh = window[len(kv):] if cache else window
+        logits = model(torch.tensor([fresh], device=device), cache=kv)[0][0, -1]
         nxt = _pick(logits, temperature, g)
         if nxt == stop:
             break

@@ -13,6 +13,7 @@ import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -57,13 +58,31 @@ class SuiteConfig:
             raise ValueError("workers and threads must be 0 (automatic) or more")
 
 
+class State(Enum):
+    """Where a job stands in this suite."""
+    PENDING = "pending"     # to run
+    FINISHED = "finished"   # finished before this suite began
+    DONE = "done"           # finished by this suite (trained, or copied from its twin)
+    FAILED = "failed"
+    KILLED = "killed"
+    SKIPPED = "skipped"     # never started: the run whose models it reads did not finish
+
+    @property
+    def succeeded(self) -> bool:
+        return self in (State.FINISHED, State.DONE)
+
+    @property
+    def gave_up(self) -> bool:
+        return self in (State.FAILED, State.KILLED, State.SKIPPED)
+
+
 @dataclass
 class Job:
     spec: RunSpec
     cfg: RunConfig
     experiment: str
     run_id: str | None = None
-    state: str = "pending"      # pending, finished (already), done, failed, killed, skipped
+    state: State = State.PENDING
     result: dict = field(default_factory=dict)
     twin: "Job | None" = None   # a run of the same config in another exercise: its results are copied, not retrained
 
@@ -170,7 +189,7 @@ def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str) -> dict[
         finished = next((r for r in found if r.info.status == "FINISHED"), None)
         diverged = next((r for r in found if r.data.tags.get("diverged") == "true"), None)
         if finished or diverged:
-            job.run_id, job.state = (finished or diverged).info.run_id, "finished" if finished else "failed"
+            job.run_id, job.state = (finished or diverged).info.run_id, State.FINISHED if finished else State.FAILED
             continue
         if found:  # interrupted or crashed: train it again, in place, from its checkpoint if it has one
             job.run_id = found[0].info.run_id
@@ -185,9 +204,9 @@ def pair_twins(jobs: list[Job]) -> None:
     """Exercises share variants (context's ctx64 is heads' h4 and nopos' pos): of the runs with one config hash,
     one trains (or has finished already) and each other pending one copies its results."""
     leaders: dict[str, Job] = {}
-    for job in sorted(jobs, key=lambda j: j.state == "pending"):  # a finished run leads
+    for job in sorted(jobs, key=lambda j: j.state == State.PENDING):  # a finished run leads
         leader = leaders.setdefault(job.cfg.config_hash, job)
-        if leader is not job and job.state == "pending":
+        if leader is not job and job.state == State.PENDING:
             job.twin = leader
 
 
@@ -199,7 +218,7 @@ def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
     from lm.tracking import Store
 
     devices.pin_gpu(launchers.worker_slot())  # with several GPUs, this worker's own; before anything starts CUDA
-    key = cfg.data.corpus
+    key = cfg.data.sha256  # the corpus itself: two texts of your own are two corpora
     if key not in _corpora:
         _corpora[key] = train.prepare(cfg)
     cfg.runtime.progress_position = launchers.worker_slot()
@@ -224,7 +243,7 @@ def copy_job(job: Job, store) -> dict:
 def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
     """Runs the pending jobs, longest first, a source before what reads it, a twin after its leader (and copies
     the leader's results). False if interrupted."""
-    pending = sorted((j for j in jobs if j.state == "pending"), key=lambda j: -j.cost)
+    pending = sorted((j for j in jobs if j.state == State.PENDING), key=lambda j: -j.cost)
     sources = {(j.spec.exercise, j.spec.seed): j for j in jobs}
     running: dict = {}
     interrupted = False
@@ -236,18 +255,19 @@ def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
         bar.update(job.cost)
 
     def ready(job):
-        if job.twin is not None and job.twin.state in ("failed", "killed", "skipped"):
+        if job.twin is not None and job.twin.state.gave_up:
             job.twin = None  # then it trains, and shows for itself what became of that config
         if job.twin is not None:
-            return job.twin.state in ("finished", "done")
+            return job.twin.state.succeeded
         if not job.spec.init_from:
             return True
         src = sources.get((job.spec.init_from, job.spec.seed))
-        if src.state in ("failed", "killed", "skipped"):
-            job.state, job.result = "skipped", {"reason": f"{job.spec.init_from} seed {job.spec.seed} did not finish"}
+        if src.state.gave_up:
+            job.state = State.SKIPPED
+            job.result = {"reason": f"{job.spec.init_from} seed {job.spec.seed} did not finish"}
             advance(job)
             return False
-        return src.state in ("finished", "done")
+        return src.state.succeeded
 
     def report(job):
         nonlocal finished
@@ -267,7 +287,7 @@ def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
                 for job in [j for j in pending if ready(j) and j.twin is not None]:  # copies: here, at once
                     pending.remove(job)
                     job.result = copy_job(job, store)
-                    job.state = "done" if job.result["status"] == "FINISHED" else "failed"
+                    job.state = State.DONE if job.result["status"] == "FINISHED" else State.FAILED
                     report(job)
                 for job in [j for j in pending if len(running) < launcher.capacity and ready(j) and j.twin is None]:
                     if len(running) >= launcher.capacity:
@@ -275,7 +295,7 @@ def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
                     pending.remove(job)
                     src = sources.get((job.spec.init_from, job.spec.seed))
                     running[launcher.submit(run_job, job.cfg, job.run_id, src and src.run_id)] = job
-                pending = [j for j in pending if j.state == "pending"]
+                pending = [j for j in pending if j.state == State.PENDING]
             for fut in [f for f in running if f.done()]:
                 job = running.pop(fut)
                 try:
@@ -284,7 +304,7 @@ def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
                     job.result = {"status": "FAILED", "reason": f"{type(e).__name__}: {e}"}
                     if store.client.get_run(job.run_id).info.status == "RUNNING":  # a job that never reached it
                         store.end_run(job.run_id, "FAILED", job.result["reason"])
-                job.state = {"FINISHED": "done", "KILLED": "killed"}.get(job.result["status"], "failed")
+                job.state = {"FINISHED": State.DONE, "KILLED": State.KILLED}.get(job.result["status"], State.FAILED)
                 advance(job)
                 report(job)
             bar.set_description(f"{finished} of {total} runs done, {len(running)} running", refresh=False)
@@ -307,7 +327,7 @@ def summarise(store, jobs: list[Job]) -> str:
     for job in jobs:
         run = store.client.get_run(job.run_id) if job.run_id else None
         rows.append({"exercise": job.experiment, "variant": job.spec.variant,
-                     "status": run.info.status if run else job.state.upper(),
+                     "status": run.info.status if run else job.state.name,
                      # a run that failed has a val_loss of some step, not of the run: none is shown
                      "val_loss": run.data.metrics.get("val_loss") if run and run.info.status == "FINISHED" else None})
     df = pd.DataFrame(rows)
@@ -338,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         elif s.launcher.name != "local":
             raise ConfigError(f"launcher.name={s.launcher.name!r} must be local or submitit")
         chosen, jobs = plan(s)
-        for data in {j.cfg.data.corpus: j.cfg for j in jobs}.values():
+        for data in {j.cfg.data.sha256: j.cfg for j in jobs}.values():
             train.prepare(data)
         store = Store(s.tracking_uri, jobs[0].cfg.tracking.checkpoint_dir)
     except train.USER_ERRORS as e:
@@ -347,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     with exclusive(store) as workers_lock:
         parents = attach(store, chosen, jobs, "quick/" if s.quick else "")
         pair_twins(jobs)
-        todo = [j for j in jobs if j.state == "pending"]
+        todo = [j for j in jobs if j.state == State.PENDING]
         print(f"{len(jobs)} runs in {len(chosen)} exercises ({store.uri}): "
               f"{len(jobs) - len(todo)} already done, {len(todo)} to run", flush=True)
         finished = True
@@ -370,19 +390,19 @@ def main(argv: list[str] | None = None) -> int:
                 finally:
                     launcher.shutdown(cancel=not finished)
         for job in jobs:  # created RUNNING, never started (skipped, or the suite was stopped): none is left RUNNING
-            if job.run_id and job.state in ("pending", "skipped"):
-                store.end_run(job.run_id, "KILLED" if job.state == "pending" else "FAILED",
+            if job.run_id and job.state in (State.PENDING, State.SKIPPED):
+                store.end_run(job.run_id, "KILLED" if job.state == State.PENDING else "FAILED",
                               job.result.get("reason") or "not started: the suite was interrupted")
         for ex in chosen:  # each variant's mean, std and seed count, on the exercise's parent run
             aggregates.refresh(store, parents[f"{'quick/' if s.quick else ''}{ex.name}"], ex)
         for name, run_id in parents.items():
             states = [j.state for j in jobs if j.experiment == name]
-            status = "KILLED" if "killed" in states or "pending" in states else (
-                "FAILED" if "failed" in states or "skipped" in states else "FINISHED")
+            status = "KILLED" if State.KILLED in states or State.PENDING in states else (
+                "FAILED" if State.FAILED in states or State.SKIPPED in states else "FINISHED")
             store.end_run(run_id, status)
     print(summarise(store, jobs))
     wall = time.time() - started
-    done = [j for j in todo if j.state == "done"]
+    done = [j for j in todo if j.state == State.DONE]
     copied = sum(j.twin is not None for j in done)
     serial = sum(j.result.get("seconds", 0) for j in todo)
     if todo:
@@ -394,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     if not finished:
         print("interrupted: finished runs are kept; run the same command again to resume the rest", file=sys.stderr)
         return 130
-    failed = [j for j in jobs if j.state in ("failed", "skipped")]
+    failed = [j for j in jobs if j.state in (State.FAILED, State.SKIPPED)]
     return 1 if failed else 0
 
 

@@ -2,6 +2,7 @@
 
     python -m lm.train [hydra overrides ...] [--resume RUN_ID] [--cfg]
 """
+import json
 import logging
 import math
 import os
@@ -10,7 +11,7 @@ import signal
 import sys
 import tempfile
 import warnings
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 
 import mlflow
@@ -21,16 +22,17 @@ from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
 from pytorch_lightning.plugins.environments import LightningEnvironment
 
 from lm.heads import headline
-from lm import checkpoint, config, datasets, devices, faults, knockout, model_flavor, probes
+from lm import checkpoint, config, datasets, devices, environment, faults, knockout, model_flavor, probes
 from lm.callbacks import Diverged, RunLogger, StepRecorder
 from lm.config import ConfigError, RunConfig
 from lm.data import Corpus, CorpusDataModule, DataError, load_corpus
-from lm.model import n_params, train_flops
+from lm.model import GPTConfig, n_params, train_flops
 from lm.module import LitGPT
 from lm.tracking import Store, TrackingError
 
-# The toggles, also logged under these flat names so MLflow's compare view lines them up.
-TOGGLES = ("mask", "pos_emb", "scale_attn", "n_head", "n_layer", "n_embd", "block_size")
+# The model's toggles, every field of its config but the vocabulary (the corpus decides that), also logged under
+# these flat names so MLflow's compare view lines them up: a new toggle is a new field, and nothing here.
+TOGGLES = tuple(f.name for f in fields(GPTConfig) if f.name != "vocab_size")
 USER_ERRORS = (ConfigError, DataError, TrackingError, checkpoint.CheckpointError)
 
 
@@ -55,11 +57,24 @@ def prepare(cfg: RunConfig) -> Corpus:
     """The checks that need the data: the file itself, and every prompt the run will read."""
     corpus = load_corpus(cfg.data)
     for key in ("probe", "heatmap_line", "sample_prompt"):
+        if key != "sample_prompt" and not cfg.data.pinned:  # your own text: not measured (probes.not_applicable)
+            continue
         try:
             corpus.encode(getattr(cfg.data, key))
         except ValueError as e:
             raise ConfigError(f"data.{key}: {e}") from None
     return corpus
+
+
+def corpus_tags(cfg: RunConfig, corpus: Corpus) -> dict:
+    """Which text the run read, and what it could not measure on it (probes.not_applicable), for the report."""
+    tags = {"corpus": cfg.data.corpus, "corpus.sha256": cfg.data.sha256, "corpus.pinned": cfg.data.pinned}
+    if not cfg.data.pinned:
+        tags["corpus.file"] = Path(cfg.data.path).name
+    skipped = probes.not_applicable(corpus, cfg.data)
+    if skipped:
+        tags["not_applicable"] = json.dumps(skipped, ensure_ascii=False)
+    return tags
 
 
 def params(cfg: RunConfig) -> dict:
@@ -177,7 +192,8 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
     resume = ckpt_dir / "last.ckpt"
     resume = resume if resume.is_file() else None
     store.resume(run_id)  # a run trained again in place after a kill: nothing it logged is logged twice
-    store.set_tags(run_id, {f"runtime.{k}": v for k, v in asdict(cfg.runtime).items()})
+    store.set_tags(run_id, {**{f"runtime.{k}": v for k, v in asdict(cfg.runtime).items()},
+                            **corpus_tags(cfg, corpus), **environment.tags(cfg.runtime.accelerator)})
     logger.log_hyperparams(params(cfg))  # MLflow accepts a param logged again with the same value
     datasets.log_corpus(store.client, run_id, cfg.data, corpus)
     store.log_metrics(run_id, {"n_params": sum(p.numel() for p in module.parameters()),
@@ -254,8 +270,10 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
     if recorder.steps_timed:
         metrics["ms_per_step"] = recorder.ms_per_step
         metrics["tokens_per_s"] = cfg.train.batch_size * cfg.model.block_size * 1000 / recorder.ms_per_step
-    probe = probes.probe(model, corpus, cfg.data.probe)
-    metrics["probe_top1_p"] = probe["top"][0][1]
+    skipped = probes.not_applicable(corpus, cfg.data)
+    probe = probes.probe(model, corpus, cfg.data.probe) if "probe_top1" not in skipped else None
+    if probe:
+        metrics["probe_top1_p"] = probe["top"][0][1]
     metrics["score_array_size"] = probes.score_array_size(model, cfg.train.batch_size)
     sample = probes.samples(model, corpus, cfg.data.sample_prompt, cfg.sample.length, cfg.sample.temperature,
                             cfg.sample.count, cfg.sample.seed)
@@ -266,25 +284,31 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
     metrics.update(knockout.headline(knocked, table))
     store.log_metrics(run_id, metrics, step)  # what validation logged at this step already is not logged again
     store.log_series(run_id, "val_loss_at_position", val["loss_by_position"])
-    store.client.set_tag(run_id, "probe_top1", probe["top"][0][0])
+    if probe:
+        store.client.set_tag(run_id, "probe_top1", probe["top"][0][0])
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "samples.txt").write_text("\n\n---\n\n".join(sample["texts"]), encoding="utf-8")
-        (tmp / "probe.json").write_text(probes.to_json(probe), encoding="utf-8")
+        if probe:
+            (tmp / "probe.json").write_text(probes.to_json(probe), encoding="utf-8")
         (tmp / "loss_by_position.json").write_text(probes.to_json(val["loss_by_position"]))
-        (tmp / "attention.json").write_text(probes.to_json(probes.attention_on(model, corpus, cfg.data.heatmap_line)))
+        if "attention.json" not in skipped:
+            attention = probes.attention_on(model, corpus, cfg.data.heatmap_line)
+            (tmp / "attention.json").write_text(probes.to_json(attention))
         table.to_csv(tmp / "heads.csv", index=False)
         knocked.to_csv(tmp / "knockout.csv", index=False)
+        heatmap_line = cfg.data.heatmap_line if "attention.json" not in skipped else None
         (tmp / "attention_lines.json").write_text(probes.to_json(
-            probes.attention_lines(model, corpus, cfg.data.heatmap_line), compact=True), encoding="utf-8")
+            probes.attention_lines(model, corpus, heatmap_line), compact=True), encoding="utf-8")
         checkpoint.save(tmp / "model.pt", model, corpus.chars, corpus.bos)
         store.client.log_artifacts(run_id, str(tmp))
     model_flavor.log(store, run_id, model, corpus.chars, corpus.bos)
-    return {**metrics, "probe": probe["top"], "sample": sample["texts"][0]}
+    return {**metrics, "probe": probe["top"] if probe else None, "sample": sample["texts"][0]}
 
 
 def summary(cfg: RunConfig, run_id: str, store: Store, result: dict) -> str:
-    top = ",  ".join(f"{c!r} {p:.0%}" for c, p in result["probe"][:3])
+    top = ",  ".join(f"{c!r} {p:.0%}" for c, p in result["probe"][:3]) if result["probe"] else \
+        "not applicable to this corpus"
     return "\n".join([
         f"run {run_id} in experiment '{cfg.tracking.experiment}' ({store.uri})",
         f"validation loss {result['val_loss']:.3f}  (perplexity {result['val_perplexity']:.2f}); "

@@ -1,0 +1,40 @@
+"""The environment travels with each run (env.* tags), and the report flags a comparison whose runs differ in it."""
+import platform
+
+import torch
+
+from analysis import report
+from lm.environment import COMPARED
+from tests.analysis.test_report import make
+
+
+def runs_of(client, experiment):
+    exp = client.get_experiment_by_name(experiment)
+    return [r for r in client.search_runs([exp.experiment_id]) if r.data.tags.get("variant")]
+
+
+def test_every_run_carries_its_software_machine_threads_and_git_state(store_copy):
+    _, client = store_copy
+    for run in runs_of(client, "quick/heads"):
+        tags = run.data.tags
+        assert set(COMPARED) <= set(tags)
+        assert tags["env.python"] == platform.python_version() and tags["env.torch"] == torch.__version__
+        assert tags["env.threads"] == "1"                  # the suite's workers run one thread each
+        assert tags["env.git_commit"] == tags["mlflow.source.git.commit"].removesuffix("-dirty")
+        assert tags["env.git_dirty"] in ("true", "false") and tags["env.device"]
+        assert tags["corpus"] == "shakespeare" and tags["corpus.sha256"].startswith("86c4e6aa")
+
+
+def test_the_report_shows_the_environments_and_flags_a_comparison_that_mixes_them(store_copy, tmp_path):
+    folder, client = store_copy
+    rc, _, _ = make(folder, tmp_path / "same", "quick=true", "log=false")
+    md = (tmp_path / "same" / "report.md").read_text()
+    assert rc == 0 and "| python | torch | lightning | mlflow | numpy | device | threads | git_commit | corpus |" in md
+    assert "Within each exercise every run ran in the same environment, on the same corpus." in md
+    h1 = next(r for r in runs_of(client, "quick/heads") if r.data.tags["variant"] == "h1")
+    client.set_tag(h1.info.run_id, "env.torch", "2.0.0")
+    rc, _, _ = make(folder, tmp_path / "mixed", "quick=true", "log=false")
+    md = (tmp_path / "mixed" / "report.md").read_text()
+    assert rc == 0 and f"- ⚠ heads: its runs differ in torch (2.0.0, {torch.__version__}), so their comparison " \
+                       f"mixes environments" in md
+    assert "⚠ nopos" not in md

@@ -19,13 +19,14 @@ SECTIONS = ["Validation loss and perplexity", "The lessons' claims", "Difference
             "Failed and unfinished runs", "The base model", "Head statistics", "Which heads matter: knock-out",
             "Explore the attention", "Temperature against word validity",
             "The no-mask cheat", "Bigger models", "Which change helps most for the same training time?",
-            "Context length", "One head against many", "microgpt on names", "No position vectors"]
+            "Context length", "One head against many", "microgpt on names", "No position vectors",
+            "Scaled attention against unscaled", "Lesson 002's CPU recipe"]
 # Each exercise's figures, named <exercise>_<kind> after the entries of its report: block.
 FIGURES = ["baseline_curves", "baseline_attention", "baseline_two_heads", "temperature_sweep", "nomask_curves",
            "scaling_against_time", "context_by_position", "heads_sweep", "heads_attention", "heads_heads",
-           "nopos_curves",
+           "nopos_curves", "sqrtd_final", "sqrtd_curves", "recipe002_curves",
            *(f"{name}_knockout" for name in ("baseline", "nomask", "nopos", "scaling", "context", "heads",
-                                             "microgpt"))]
+                                             "microgpt", "sqrtd", "recipe002"))]
 
 
 def uri(folder) -> str:

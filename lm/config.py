@@ -10,11 +10,8 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from lm.data import DataConfig
 from lm.errors import ConfigError  # noqa: F401  (raised here, imported from here by callers)
-from lm.model import GPTConfig
-from lm.module import TrainConfig
-from lm.sample import SampleConfig
+from lm.schema import DataConfig, GPTConfig, SampleConfig, TrainConfig
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 

@@ -4,37 +4,17 @@ import math
 import os
 import random
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 
+from lm.schema import DataConfig  # noqa: F401  (a run's settings, checked before torch loads)
+
 
 class DataError(RuntimeError):
     """A data file that is missing, unreachable or not the pinned one; the message says what to do."""
-
-
-@dataclass
-class DataConfig:
-    corpus: str = "shakespeare"
-    filename: str = "tinyshakespeare.txt"
-    url: str = ""
-    sha256: str = ""
-    vocab_size: int = 65        # the pinned file's symbols (+ BOS for documents); checked when it is read
-    documents: bool = False     # one document per line, each wrapped in BOS (microgpt), or one long text
-    path: str | None = None     # a local copy; otherwise $TINYGPT_DATA_DIR, then the download cache
-    cache_dir: str = "~/.cache/tinygpt"
-    val_fraction: float = 0.1   # the last tenth is never trained on
-    shuffle_seed: int = 42      # documents are shuffled before the split, as microgpt does
-    probe: str = "To be, or not to b"             # next-character probabilities after this
-    heatmap_line: str = "What is the time o' the day?"
-    sample_prompt: str = "JULIET:\n"
-
-    def __post_init__(self):
-        if not 0 < self.val_fraction < 1:
-            raise ValueError(f"data.val_fraction={self.val_fraction} must be between 0 and 1")
 
 
 def sha256(path: Path) -> str:

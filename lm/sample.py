@@ -1,28 +1,10 @@
 """Generating text, next-character probabilities, and how many generated words are real ones."""
 import string
-from dataclasses import dataclass
 
 import torch
 
 from lm.model import GPT
-
-
-@dataclass
-class SampleConfig:
-    length: int = 400           # characters generated per sample
-    temperature: float = 0.8    # below 1 plays safe, above 1 takes risks
-    count: int = 1              # samples per run
-    seed: int = 1
-
-    def __post_init__(self):
-        check_temperature(self.temperature, "sample.temperature")
-        if self.length <= 0 or self.count <= 0:
-            raise ValueError(f"sample.length={self.length} and sample.count={self.count} must be positive")
-
-
-def check_temperature(t: float, name: str = "temperature") -> None:
-    if not t > 0:
-        raise ValueError(f"{name}={t} must be above 0: the scores are divided by it")
+from lm.schema import SampleConfig, check_temperature  # noqa: F401  (checked before torch loads)
 
 
 def _pick(logits: torch.Tensor, temperature: float, g: torch.Generator) -> int:

@@ -16,7 +16,7 @@ PROMPT ?=
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: train ablations ablations-quick sample report ui test reliability bench clean
+.PHONY: train sweep ablations ablations-quick sample report ui test reliability bench clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -28,6 +28,9 @@ $(VENV)/.installed: pyproject.toml
 
 train: $(VENV)/.installed  ## the lessons' base model, one run (ARGS="model.n_head=1 ...", RESUME=<run id>)
 	$(PY) -m lm.train $(ARGS) $(if $(RESUME),--resume $(RESUME))
+
+sweep: $(VENV)/.installed  ## a grid of runs, Hydra's multirun syntax (ARGS="model.n_head=1,2,4 model.n_layer=2,4" SEEDS=3)
+	$(PY) -m lm.train -m $(if $(SEEDS),seeds=$(SEEDS)) $(ARGS)
 
 ablations: $(VENV)/.installed  ## every exercise (ABLATIONS=nomask,heads SEEDS=1 ARGS="workers=2")
 	$(PY) -m lm.suite $(if $(ABLATIONS),'ablations=[$(ABLATIONS)]') $(if $(SEEDS),seeds=$(SEEDS)) $(ARGS)

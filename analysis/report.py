@@ -22,7 +22,7 @@ from analysis.heads import TL_CONVENTION, headline, strongest
 from analysis.store import ExerciseRuns, Reader, StoreError, sqlite_path
 from lm import exercises
 from lm.errors import ConfigError
-from lm.tracking import resolve_uri
+from lm.store_check import resolve_uri
 
 SEPARATOR = "\n\n---\n\n"   # between samples in samples.txt
 

@@ -10,11 +10,8 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 
+from lm.errors import DataError  # noqa: F401  (raised here, caught by commands before torch loads)
 from lm.schema import DataConfig  # noqa: F401  (a run's settings, checked before torch loads)
-
-
-class DataError(RuntimeError):
-    """A data file that is missing, unreachable or not the pinned one; the message says what to do."""
 
 
 def sha256(path: Path) -> str:

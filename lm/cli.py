@@ -6,7 +6,6 @@ check below takes a few tenths of a second. A command module calls `before_impor
 `if __name__ == "__main__"`, so a mistake is one line before anything heavy loads; its `main()` makes the same
 checks again through the same functions (the composed config is cached), so that main() works when imported.
 """
-import importlib.util
 import sys
 from dataclasses import dataclass, field
 from typing import Callable
@@ -17,18 +16,6 @@ from lm import config, store_check
 from lm.errors import ConfigError, TrackingError
 
 CFG_PARTS = ("job", "hydra", "all")
-
-
-def lazy_import(name: str):
-    """The module, executed on first use of one of its attributes (importlib's LazyLoader)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    spec.loader = importlib.util.LazyLoader(spec.loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def before_imports(front: Callable[[list[str]], int | None]) -> None:

@@ -1,4 +1,10 @@
 """Generating text, next-character probabilities, and how many generated words are real ones."""
+import sys
+
+if __name__ == "__main__":  # `make sample`: the options and the run checked before torch and MLflow load (lm/cli.py)
+    from lm import cli
+    cli.before_imports(cli.sample_front)
+
 import string
 
 import torch
@@ -85,24 +91,15 @@ def main(argv: list[str] | None = None) -> int:
         python -m lm.sample [run=RUN_ID | checkpoint=PATH] [prompt=TEXT] [temperature=0.8] [length=400] [seed=1]
 
     Without run= or checkpoint=, the newest finished run of `make train` (experiment 'train')."""
-    import sys
     import tempfile
     from pathlib import Path
 
-    from lm import checkpoint
+    from lm import checkpoint, cli
     from lm.tracking import Store, TrackingError
 
-    opts = {"run": "", "checkpoint": "", "prompt": "\n", "temperature": "0.8", "length": "400", "seed": "1"}
     try:
-        for arg in sys.argv[1:] if argv is None else argv:
-            key, eq, value = arg.partition("=")
-            if not eq or key not in opts:
-                raise ValueError(f"unknown option {arg!r}; the options are {', '.join(k + '=' for k in opts)}")
-            opts[key] = value
-        temperature, length, seed = float(opts["temperature"]), int(opts["length"]), int(opts["seed"])
-        check_temperature(temperature)
-        if length <= 0:
-            raise ValueError(f"length={length} must be positive")
+        opts = cli.sample_options(sys.argv[1:] if argv is None else argv)
+        temperature, length, seed = opts["temperature"], opts["length"], opts["seed"]
         with tempfile.TemporaryDirectory() as tmp:
             path = opts["checkpoint"]
             if not path:

@@ -25,10 +25,6 @@ from lm.config import ConfigError, RunConfig
 from lm.errors import USER_ERRORS
 from lm.exercises import Exercise, RunSpec
 
-# The heavy part, torch, Lightning and MLflow (5 s): loaded when the first run is prepared, so that a mistake in
-# the arguments or an exercise is one line at once.
-train = cli.lazy_import("lm.train")
-
 QUICK_OVERRIDES = [  # toy size: every code path, in seconds
     "train.steps=20", "eval.every=10", "eval.val_batches=2", "eval.val_batch_size=16", "eval.honest_windows=8",
     "eval.head_windows=8", "sample.length=100", "sample.count=2",
@@ -201,6 +197,7 @@ _corpora: dict = {}
 
 def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
     """In a worker: one run, start to finish."""
+    from lm import train
     from lm.tracking import Store
 
     devices.pin_gpu(launchers.worker_slot())  # with several GPUs, this worker's own; before anything starts CUDA
@@ -217,6 +214,8 @@ def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
 
 def copy_job(job: Job, store) -> dict:
     """In the suite's own process: a twin's results copied from its leader's run, in a second or so."""
+    from lm import train
+
     t = time.time()
     try:
         result = train.copy(job.cfg, store, job.twin.run_id, job.run_id)
@@ -348,10 +347,13 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
             print(cli.to_yaml({**OmegaConf.to_container(OmegaConf.structured(s)),
                                "runs": [f"{j.experiment}/{j.spec.name}" for j in jobs]}))
             return 0
+        # The heavy imports, torch, Lightning and MLflow (5 s), once the arguments and every run's config are known
+        # to be good: a mistake above is one line at once.
+        from lm import train
+        from lm.tracking import Store
+
         for data in {j.cfg.data.corpus: j.cfg for j in jobs}.values():
             train.prepare(data)
-        from lm.tracking import Store  # MLflow: loaded with train above
-
         store = Store(s.tracking_uri, jobs[0].cfg.tracking.checkpoint_dir)
     except USER_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)

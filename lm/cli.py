@@ -10,6 +10,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
 from omegaconf import OmegaConf
 
 from lm import config, store_check
@@ -62,6 +64,15 @@ def parse_flags(argv: list[str]) -> Flags:
     return flags
 
 
+def is_sweep(overrides: list[str]) -> bool:
+    """Whether any override has several values (model.n_head=1,2): Hydra calls that ambiguous without -m; here it
+    is a sweep. An override Hydra cannot parse is left for the config's own one-line error."""
+    try:
+        return any(o.is_sweep_override() for o in OverridesParser.create().parse_overrides(list(overrides)))
+    except HydraException:
+        return False
+
+
 def to_yaml(d: dict) -> str:
     return OmegaConf.to_yaml(d).rstrip("\n")
 
@@ -80,11 +91,11 @@ def check_resume(run: store_check.RunRecord | None, run_id: str, uri: str, cfg: 
 
 def train_front(argv: list[str]) -> int | None:
     """`python -m lm.train`: --cfg printed, a sweep run, or the input checked; None when one run can start."""
-    from lm import sweep  # light itself; it imports the suite once its grid is known to be good
-
     try:
         flags = parse_flags(argv)
-        if flags.multirun or sweep.is_sweep(flags.overrides):
+        if flags.multirun or is_sweep(flags.overrides):
+            from lm import sweep  # the suite's machinery, for a sweep only
+
             return sweep.main(flags.overrides, cfg=flags.cfg is not None)
         cfg = config.load(flags.overrides)
         if flags.cfg:

@@ -30,15 +30,6 @@ NAME_KEY = "sweep.name"
 ARTIFACT = "exercise.yaml"
 
 
-def is_sweep(overrides: list[str]) -> bool:
-    """Whether any override has several values (model.n_head=1,2): Hydra calls that ambiguous without -m; here it
-    is a sweep. An override Hydra cannot parse is left for the config's own one-line error."""
-    try:
-        return any(o.is_sweep_override() for o in OverridesParser.create().parse_overrides(list(overrides)))
-    except HydraException:
-        return False
-
-
 def split(argv: list[str]) -> tuple[str | None, list[str], list[str]]:
     """The sweep's name, the suite's own arguments and the grid's overrides."""
     name, own, grid = None, [], []

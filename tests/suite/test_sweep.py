@@ -7,7 +7,7 @@ import pytest
 import yaml
 from mlflow.tracking import MlflowClient
 
-from lm import sweep, train
+from lm import cli, sweep, train
 from tests.conftest import ROOT
 
 TINY = ["quick=true", "model.n_layer=1", "model.n_embd=16", "workers=2"]
@@ -23,8 +23,8 @@ def test_the_grid_is_every_combination_of_the_swept_values_in_hydras_order():
 
 
 def test_a_bare_comma_list_is_a_sweep_and_a_single_value_is_not():
-    assert sweep.is_sweep(["model.n_head=1,2"]) and sweep.is_sweep(["model.n_layer=range(1,3)"])
-    assert not sweep.is_sweep(["model.n_head=2", "data.sample_prompt='a,b'"])
+    assert cli.is_sweep(["model.n_head=1,2"]) and cli.is_sweep(["model.n_layer=range(1,3)"])
+    assert not cli.is_sweep(["model.n_head=2", "data.sample_prompt='a,b'"])
 
 
 MALFORMED = {

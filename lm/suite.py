@@ -112,7 +112,8 @@ def plan(s: SuiteConfig, chosen: list[Exercise] | None = None) -> tuple[list[Exe
     for ex in chosen:
         for spec in ex.runs(s.seeds if not s.quick else 1):
             extra = [*(QUICK_OVERRIDES if s.quick else []), *s.overrides,
-                     f"tracking.experiment={config.quoted(prefix + ex.name)}", f"tracking.run_name={config.quoted(spec.name)}"]
+                     f"tracking.experiment={config.quoted(prefix + ex.name)}",
+                     f"tracking.run_name={config.quoted(spec.name)}"]
             if s.tracking_uri:
                 extra.append(f"tracking.uri={s.tracking_uri}")
             if ex.init_from:  # the same training as the source, so the same checkpoint fits

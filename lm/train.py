@@ -30,9 +30,9 @@ from lm import checkpoint, cli, config, devices, faults, probes
 from lm.callbacks import Diverged, RunLogger, StepRecorder
 from lm.config import ConfigError, RunConfig
 from lm.data import Corpus, CorpusDataModule, load_corpus
+from lm.errors import USER_ERRORS  # noqa: F401  (ConfigError, DataError, TrackingError, CheckpointError)
 from lm.model import n_params
 from lm.module import LitGPT
-from lm.errors import USER_ERRORS  # noqa: F401  (ConfigError, DataError, TrackingError, CheckpointError)
 from lm.store_check import RunRecord
 from lm.tracking import Store
 

@@ -55,21 +55,19 @@ def wall(args: list[str], env: dict, check: int | None = None) -> float:
     return seconds
 
 
-def startup(quick: bool, table, scratch: str) -> None:
-    n = 1 if quick else 3
+def startup(table, scratch: str, n: int, commands=STARTUP) -> None:
     env = {**os.environ, "TINYGPT_STORE": os.path.join(scratch, "startup")}
     env.pop("MLFLOW_TRACKING_URI", None)
     table.section(f"start-up: wall seconds until a command has answered, a process each, median of {n}")
-    for what, args, target in STARTUP:
+    for what, args, target in commands:
         s = statistics.median(wall(args, env) for _ in range(n))
         table.add(what, f"{s:.2f} s", f"target ≤ {target:.1f} s" if target else "")
 
 
-def whole_run(quick: bool, table, scratch: str) -> None:
-    """`python -m lm.train` at its default options against `python -m lm.plain_loop`, back to back (A B A B), on
-    a store that exists already, as every `make train` but the first finds it; then one run under cProfile, on
-    a new store, for where the seconds go."""
-    steps, repeats = (200, 1) if quick else (3000, 2)
+def whole_run(table, scratch: str, steps: int, repeats: int, extra: list[str] = ()) -> None:
+    """`python -m lm.train` at its default options (and any extra overrides) against `python -m lm.plain_loop`,
+    back to back (A B A B), on a store that exists already, as every `make train` but the first finds it; then one
+    run under cProfile, on a new store, for where the seconds go."""
     env = {**os.environ, "TINYGPT_STORE": os.path.join(scratch, "process")}
     env.pop("MLFLOW_TRACKING_URI", None)
     created = wall(["-c", "from lm.tracking import Store; Store()"], env, 0) - wall(
@@ -77,7 +75,7 @@ def whole_run(quick: bool, table, scratch: str) -> None:
     harness, plain = [], []
     for _ in range(repeats):
         plain.append(wall(["-m", "lm.plain_loop", str(steps)], env, 0))
-        harness.append(wall(["-m", "lm.train", f"train.steps={steps}"], env, 0))
+        harness.append(wall(["-m", "lm.train", f"train.steps={steps}", *extra], env, 0))
     h, p = statistics.median(harness), statistics.median(plain)
     table.section(f"a whole `make train` process against a plain PyTorch loop's process, {steps} steps each, start-up "
                   f"and a final evaluation included, back to back, median of {repeats}")
@@ -88,7 +86,7 @@ def whole_run(quick: bool, table, scratch: str) -> None:
 
     prof = os.path.join(scratch, "train.prof")
     env_new = {**env, "TINYGPT_STORE": os.path.join(scratch, "profiled")}
-    total = wall(["-m", "cProfile", "-o", prof, "-m", "lm.train", f"train.steps={steps}"], env_new, 0)
+    total = wall(["-m", "cProfile", "-o", prof, "-m", "lm.train", f"train.steps={steps}", *extra], env_new, 0)
     stats = pstats.Stats(prof).stats
     table.section(f"where a whole run's seconds go: one `make train` of {steps} steps under cProfile ({total:.1f} s "
                   f"wall), which slows Python code more than torch's kernels: read shares, not exact seconds")

@@ -94,6 +94,8 @@ def train_front(argv: list[str]) -> int | None:
     try:
         flags = parse_flags(argv)
         if flags.multirun or is_sweep(flags.overrides):
+            if flags.resume is not None:
+                raise ConfigError("--resume is for one run; a sweep resumes when the same command runs again")
             from lm import sweep  # the suite's machinery, for a sweep only
 
             return sweep.main(flags.overrides, cfg=flags.cfg is not None)

@@ -25,7 +25,7 @@ from lm import cli, config, suite
 from lm.config import ConfigError
 from lm.exercises import Exercise
 
-SUITE_KEYS = {f.name for f in fields(suite.SuiteConfig)}
+SUITE_KEYS = {f.name for f in fields(suite.SuiteConfig)} - {"ablations"}  # a sweep is its own exercise
 NAME_KEY = "sweep.name"
 ARTIFACT = "exercise.yaml"
 
@@ -102,11 +102,10 @@ def main(argv: list[str], cfg: bool = False) -> int:
         swept, common, points = expand(grid)
         ex = exercise(name, swept, common, points)
         s = suite.load_suite_config(own)
-        if s.overrides:  # load_suite_config sends a non-suite key to the runs: none is left here
-            raise ConfigError(f"unexpected arguments {s.overrides}")
         _, jobs = suite.plan(s, [ex])
     except ConfigError as e:
         return cli.fail(str(e))
+    ex.overrides += s.overrides  # overrides=[...], which the suite gives every run, belong to the exercise too
     text = to_yaml(ex, jobs[0].cfg.train.steps, 1 if s.quick else s.seeds)
     if cfg:
         print(text + "# runs:\n" + "".join(f"#   {j.experiment}/{j.spec.name}\n" for j in jobs), end="")

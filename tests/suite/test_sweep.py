@@ -31,6 +31,7 @@ MALFORMED = {
     "a doubled comma": (["-m", "model.n_head=1,,2"], "malformed sweep: Error parsing override 'model.n_head=1,,2'"),
     "nothing swept": (["-m", "train.steps=3"], "a sweep needs a key with several values"),
     "the seed swept": (["-m", "model.n_head=1,2", "seed=1,2"], "give the number of seeds, seeds=3"),
+    "exercises named": (["-m", "model.n_head=1,2", "ablations=[heads]"], "ablations= cannot be set in a sweep"),
     "an unknown key": (["model.n_heads=1,2"], "unknown config key 'model.n_heads'"),
     "a bad value at one point": (["-m", "model.n_head=2,3"], "model.n_embd=64 is not divisible by model.n_head=3"),
     "an empty range": (["-m", "model.n_head=range(3,1)"], "has no values"),

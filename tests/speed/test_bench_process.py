@@ -30,9 +30,9 @@ def test_a_whole_train_process_is_set_against_a_plain_loop_with_its_breakdown(tm
     bench_process.whole_run(table, str(tmp_path), steps=20, repeats=1, extra=["eval.every=10"])
     harness = table.rows["make train, default options (python -m lm.train)"]
     assert "target ≤ 1.05" in harness[1] and table.rows["plain loop (python -m lm.plain_loop)"][0] > 0
+    end = "end-of-run measurements (the final validation too), of which:"
     for what in ("imports (every import, at start-up and later)", "store opened, its database created",
-                 "training (Lightning's fit), of which:", "  checkpoint writes", "end-of-run measurements (the final validation too), of which:",
-                 "  head statistics", "  samples", "  artifact uploads"):
+                 "training (Lightning's fit), of which:", "  checkpoint writes", end, "  head statistics",
+                 "  samples", "  artifact uploads"):
         assert table.rows[what][0] > 0, what
-    assert table.rows["end-of-run measurements (the final validation too), of which:"][0] > \
-        table.rows["  head statistics"][0]
+    assert table.rows[end][0] > table.rows["  head statistics"][0]

@@ -28,7 +28,7 @@ unexport $(USER_TEXT)
 $(foreach v,$(USER_TEXT),$(if $(or $(value $(v)),$(filter command environment,$(origin $(v)))),\
   $(eval export TINYGPT_MAKE_$(v) := $$(value $(v)))))
 
-.PHONY: train ablations ablations-quick sample heads report export ui test reliability bench gpu-check clean
+.PHONY: train sweep ablations ablations-quick sample heads report export ui test reliability bench gpu-check clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -40,6 +40,9 @@ $(VENV)/.installed: pyproject.toml
 
 train: $(VENV)/.installed  ## the lessons' base model, one run (ARGS="model.n_head=1 ...", RESUME=<run id>)
 	$(PY) -m lm.makeargs lm.train ARGS --resume=RESUME
+
+sweep: $(VENV)/.installed  ## a grid of runs, Hydra's multirun syntax (ARGS="model.n_head=1,2,4 model.n_layer=2,4" SEEDS=3)
+	$(PY) -m lm.makeargs lm.train -m seeds=SEEDS ARGS
 
 ablations: $(VENV)/.installed  ## every exercise (ABLATIONS=nomask,heads SEEDS=1 ARGS="workers=2")
 	$(PY) -m lm.makeargs lm.suite ablations=[ABLATIONS] seeds=SEEDS ARGS

@@ -9,10 +9,15 @@ failures, head statistics); each exercise's section is what the `report:` block 
 (analysis/sections), for the files of $TINYGPT_EXPERIMENTS (else experiments/) and the store's own exercises.
 Exit status: 0 written, 1 nothing to report, 2 a bad option.
 """
-import math
 import sys
+
+if __name__ == "__main__":  # the options checked before the imports below, pandas and MLflow (analysis/options.py)
+    from lm import cli
+    from analysis import options
+    cli.before_imports(options.front)
+
+import math
 import time
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,43 +25,14 @@ import numpy as np
 import pandas as pd
 
 from analysis import attention_view, claims, environments, knockout_report, parent_runs, sections, stats
+from analysis.options import Options, OptionError, parse  # noqa: F401
 from analysis.document import Doc
 from analysis.kinds import Context, Kind, what_changes
 from analysis.store import ExerciseRuns, Reader, StoreError, sqlite_path
 from lm import exercises
 from lm.errors import ConfigError
 from lm.heads import STATISTICS, TL_CONVENTION, headline, strongest
-from lm.tracking import resolve_uri
-
-# --- options ---------------------------------------------------------------------------------------------
-@dataclass
-class Options:
-    quick: bool = False
-    ablations: str = "all"
-    out: str = "reports"
-    log: bool = True
-    tracking_uri: str | None = None
-
-
-class OptionError(ValueError):
-    pass
-
-
-def parse(argv: list[str]) -> Options:
-    opts = Options()
-    for arg in argv:
-        key, eq, value = arg.partition("=")
-        if not eq or key not in Options.__dataclass_fields__:
-            raise OptionError(f"unknown option {arg!r}; the options are "
-                              f"{', '.join(k + '=' for k in Options.__dataclass_fields__)}")
-        if key in ("quick", "log"):
-            if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                raise OptionError(f"{key}={value!r}: must be true or false")
-            value = value.lower() in ("true", "1", "yes")
-        elif key == "ablations":
-            value = value.strip("[]")
-        setattr(opts, key, value or None if key == "tracking_uri" else value)
-    return opts
+from lm.store_check import resolve_uri
 
 
 # --- helpers ---------------------------------------------------------------------------------------------

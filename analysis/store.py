@@ -16,6 +16,7 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from analysis import stats
+from analysis.options import no_store
 from lm.exercises import Exercise, NotApplicable, NotRun
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
@@ -32,10 +33,8 @@ def sqlite_path(uri: str) -> Path | None:
 class Reader:
     def __init__(self, uri: str):
         self.uri = uri
-        db = sqlite_path(uri)
-        if db is not None and not db.is_file():  # opening it would create an empty store
-            raise StoreError(f"no MLflow store at {db}; run `make ablations` first, or set TINYGPT_STORE "
-                             f"or MLFLOW_TRACKING_URI")
+        if no_store(uri):
+            raise StoreError(no_store(uri))
         if uri.startswith(("http://", "https://")):  # MLflow itself would retry for minutes
             try:
                 with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=5) as r:

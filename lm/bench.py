@@ -1,11 +1,13 @@
 """`make bench`: how fast this machine trains and samples the lessons' model, measured side by side in one run.
 
-    python -m lm.bench [quick] [threads=N] [chunks=N] [only=train,sample,suite,memory]
+    python -m lm.bench [quick] [threads=N] [chunks=N] [only=train,sample,suite,memory,startup,process]
 
 Prints one table: the fp32 matmul rate; the model's FLOPs per training step; the step's matmuls and attention
 kernels alone, and the MFU they allow; a plain PyTorch loop against the harness (Lightning, MLflow and the run's
 callbacks) with its default options, compiled, and with the batch split between the threads; the sampler with and
-without its KV cache; the suite's workers × threads; and the peak memory of whole runs at N and 2N steps. The plain
+without its KV cache; the suite's workers × threads; the peak memory of whole runs at N and 2N steps; how long
+each command takes to print a one-line error or its --cfg; and a whole `make train` process against a plain loop's
+process over the same steps, with where the harness's extra seconds go (lm/bench_process.py). The plain
 loop runs in chunks between the harness's own chunks of steps (A B A B …, under the same load), each chunk's first
 step left out; ratios are medians of chunk against chunk. The machine's load average is printed with them: other
 work on the machine slows everything, and two OpenMP threads most. `quick` takes one to two minutes, the full bench
@@ -27,13 +29,13 @@ from dataclasses import dataclass
 import torch
 from tqdm import tqdm
 
-from lm import config, launchers, train
+from lm import bench_process, config, launchers, train
 from lm.callbacks import StepRecorder
 from lm.data import load_corpus
 from lm.model import GPT, GPTConfig, train_flops
 from lm.sample import generate
 
-SECTIONS = ("train", "sample", "suite", "memory")
+SECTIONS = ("train", "sample", "suite", "memory", "startup", "process")
 # The harness's speed options; each changes only round-off (the bench and tests/speed show by how much). With two
 # threads or more, FAST is the fastest set here; a compiled step is slower split, its kernels holding Python's lock.
 FAST = ["runtime.split_batch=true", "runtime.optimizer_impl=fused"]
@@ -421,6 +423,10 @@ def main(argv: list[str] | None = None) -> int:
             bench_suite(o, table, scratch)
         if "memory" in o.only:
             bench_memory(o, table, scratch)
+        if "startup" in o.only:
+            bench_process.startup(table, scratch, 1 if o.quick else 3)
+        if "process" in o.only:  # the issue's 3,000 steps; quick: the mechanics
+            bench_process.whole_run(table, scratch, *((200, 1) if o.quick else (3000, 2)))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"{time.perf_counter() - started:.0f} s; load average {load()} at the end")

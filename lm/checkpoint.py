@@ -4,13 +4,10 @@ from pathlib import Path
 
 import torch
 
+from lm.errors import CheckpointError  # noqa: F401  (raised here, caught before torch is imported)
 from lm.model import GPT, GPTConfig
 
 FORMAT = 1
-
-
-class CheckpointError(ValueError):
-    pass
 
 
 def save(path: Path, model: GPT, chars: list[str], bos: int | None) -> None:

@@ -1,4 +1,5 @@
 """One run's configuration: composed by Hydra from conf/, checked against typed schemas, hashed."""
+import functools
 import hashlib
 import json
 import re
@@ -10,11 +11,9 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from lm.data import DataConfig, own_text
+from lm.corpus_file import own_text
 from lm.errors import ConfigError  # noqa: F401  (raised here, imported from here by callers)
-from lm.model import GPTConfig
-from lm.module import TrainConfig
-from lm.sample import SampleConfig
+from lm.schema import DataConfig, GPTConfig, SampleConfig, TrainConfig
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 
@@ -121,6 +120,13 @@ def one_line(e: Exception) -> str:
 
 
 def compose_dict(overrides: list[str], config_name: str = "train") -> DictConfig:
+    return OmegaConf.create(_composed(tuple(overrides), config_name))  # a copy: the cached one stays as composed
+
+
+@functools.lru_cache(maxsize=256)
+def _composed(overrides: tuple[str, ...], config_name: str) -> DictConfig:
+    """Hydra's compose, once per command line: a command checks its input before its heavy imports, then again in
+    main(); a suite composes every run's config (a sweep: every grid point's) to check it, then again to plan."""
     try:
         with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
             return compose(config_name, overrides=list(overrides))
@@ -143,6 +149,11 @@ def to_run_config(cfg: DictConfig) -> RunConfig:
 def load(overrides: list[str] = ()) -> RunConfig:
     """conf/train.yaml with Hydra overrides, checked: any problem is one ConfigError before any work."""
     return to_run_config(compose_dict(list(overrides)))
+
+
+def quoted(value: str) -> str:
+    """A value as a Hydra override reads it back unchanged, whatever it holds (a sweep's run names hold = and ,)."""
+    return "'" + value.replace("'", "\\'") + "'"
 
 
 def flatten(d: dict, prefix: str = "") -> dict[str, object]:

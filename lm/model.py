@@ -1,43 +1,11 @@
 """A character-level GPT: lesson 000's model, with the toggles the lessons' exercises turn."""
 import math
-from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-
-@dataclass
-class GPTConfig:
-    vocab_size: int = 65
-    block_size: int = 64        # context: the most characters any prediction reads
-    n_layer: int = 2
-    n_head: int = 4
-    n_embd: int = 64
-    mask: bool = True           # causal mask; without it every position can read its own answer
-    pos_emb: bool = True        # learned position vectors; without them attention sees a bag of characters
-    scale_attn: bool = True     # scores q·k / √d_head; without it their spread at init is √d_head, not 1
-    norm: str = "layer"         # "layer" (lesson 000) or "rms" (microgpt)
-    norm_affine: bool = True    # a learned gain in every norm (and a shift, for layer norm with biases)
-    embed_norm: bool = False    # microgpt normalises the embeddings before the first block
-    final_norm: bool = True     # microgpt goes straight from the last block to the output layer
-    activation: str = "relu"    # "relu" (lessons 000 and 001) or "gelu" (lesson 002)
-    bias: bool = True           # biases on W_o, the MLP and the output layer; W_q, W_k, W_v never have one
-    dropout: float = 0.0
-    init: str = "lesson000"     # "lesson000": N(0, gain²/fan_in); "microgpt": N(0, 0.08²) everywhere
-
-    def __post_init__(self):
-        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"model.{name}={getattr(self, name)} must be positive")
-        if self.n_embd % self.n_head:
-            raise ValueError(f"model.n_embd={self.n_embd} is not divisible by model.n_head={self.n_head}")
-        choices = {"norm": ("layer", "rms"), "activation": ("relu", "gelu"), "init": ("lesson000", "microgpt")}
-        for name, allowed in choices.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"model.{name}={getattr(self, name)!r} must be one of {', '.join(allowed)}")
-        if not 0 <= self.dropout < 1:
-            raise ValueError(f"model.dropout={self.dropout} must be in [0, 1)")
+from lm.schema import GPTConfig  # noqa: F401  (a run's settings, checked before torch loads)
 
 
 def n_params(c: GPTConfig) -> int:

@@ -1,49 +1,11 @@
 """The Lightning side of a run: the optimiser, the training step and validation on fixed windows."""
-import math
-from dataclasses import dataclass, field
-
 import pytorch_lightning as pl
 import torch
 from torch.nn import functional as F
 
 from lm import faults
 from lm.model import GPT, GPTConfig
-
-
-@dataclass
-class TrainConfig:
-    steps: int = 3000
-    batch_size: int = 32
-    lr: float = 0.003
-    betas: list[float] = field(default_factory=lambda: [0.9, 0.999])
-    optimizer: str = "adam"     # "adam" (lessons 000, 001) or "adamw" (lesson 002)
-    weight_decay: float = 0.0
-    schedule: str = "constant"  # "constant", "linear" decay to 0 (microgpt) or "cosine" to min_lr after warmup
-    warmup_steps: int = 0
-    min_lr: float = 0.0
-    grad_clip: float = 0.0      # 0: no clipping
-
-    def __post_init__(self):
-        for name in ("steps", "batch_size"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"train.{name}={getattr(self, name)} must be positive")
-        if not self.lr > 0:
-            raise ValueError(f"train.lr={self.lr} must be positive")
-        if self.optimizer not in ("adam", "adamw"):
-            raise ValueError(f"train.optimizer={self.optimizer!r} must be adam or adamw")
-        if self.schedule not in ("constant", "linear", "cosine"):
-            raise ValueError(f"train.schedule={self.schedule!r} must be constant, linear or cosine")
-
-    def lr_factor(self, step: int) -> float:
-        if step < self.warmup_steps:
-            return (step + 1) / self.warmup_steps
-        if self.schedule == "linear":
-            return 1 - step / self.steps
-        if self.schedule == "cosine":
-            done = (step - self.warmup_steps) / max(1, self.steps - self.warmup_steps)
-            floor = self.min_lr / self.lr
-            return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, done)))
-        return 1.0
+from lm.schema import TrainConfig  # noqa: F401  (a run's settings, checked before torch loads)
 
 
 def token_losses(model: GPT, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -1,43 +1,17 @@
 """Generating text, next-character probabilities, and how many generated words are real ones."""
+import sys
+
+if __name__ == "__main__":  # `make sample`: the options and the run checked before torch and MLflow load (lm/cli.py)
+    from lm import cli
+    cli.before_imports(cli.sample_front)
+
 import re
 import string
-from dataclasses import dataclass
 
 import torch
 
 from lm.model import GPT, KVCache
-
-
-@dataclass
-class SampleConfig:
-    length: int = 400           # characters generated per sample
-    temperature: float = 0.8    # below 1 plays safe, above 1 takes risks
-    count: int = 1              # samples per run
-    seed: int = 1
-
-    def __post_init__(self):
-        check_temperature(self.temperature, "sample.temperature")
-        if self.length <= 0 or self.count <= 0:
-            raise ValueError(f"sample.length={self.length} and sample.count={self.count} must be positive")
-
-
-def check_temperature(t: float, name: str = "temperature") -> None:
-    if not t > 0:
-        raise ValueError(f"{name}={t} must be above 0: the scores are divided by it")
-
-
-ESCAPES = {"n": "\n", "t": "\t", "\\": "\\"}
-
-
-def unescape(text: str, name: str = "prompt") -> str:
-    """A prompt as typed on a command line, with \\n, \\t and \\\\ decoded; any other backslash is refused, so that
-    none is taken silently for a letter."""
-    parts = re.split(r"(\\.?)", text, flags=re.S)
-    bad = [p for p in parts[1::2] if p[1:] not in ESCAPES]
-    if bad:
-        raise ValueError(f"{name}: {bad[0]!r} is not an escape; the escapes are \\n (newline), \\t (tab) "
-                         f"and \\\\ (a backslash)")
-    return "".join(ESCAPES[p[1:]] if i % 2 else p for i, p in enumerate(parts))
+from lm.schema import SampleConfig, check_temperature, unescape  # noqa: F401  (checked before torch loads)
 
 
 def _pick(logits: torch.Tensor, temperature: float, g: torch.Generator) -> int:
@@ -133,25 +107,15 @@ def main(argv: list[str] | None = None) -> int:
 
     Without run= or checkpoint=, the newest finished run of `make train` (experiment 'train'). In the prompt,
     \\n is a newline, \\t a tab and \\\\ a backslash."""
-    import sys
     import tempfile
     from pathlib import Path
 
-    from lm import checkpoint
+    from lm import checkpoint, cli
     from lm.tracking import Store, TrackingError
 
-    opts = {"run": "", "checkpoint": "", "prompt": "\n", "temperature": "0.8", "length": "400", "seed": "1"}
     try:
-        for arg in sys.argv[1:] if argv is None else argv:
-            key, eq, value = arg.partition("=")
-            if not eq or key not in opts:
-                raise ValueError(f"unknown option {arg!r}; the options are {', '.join(k + '=' for k in opts)}")
-            opts[key] = value
-        opts["prompt"] = unescape(opts["prompt"])
-        temperature, length, seed = float(opts["temperature"]), int(opts["length"]), int(opts["seed"])
-        check_temperature(temperature)
-        if length <= 0:
-            raise ValueError(f"length={length} must be positive")
+        opts = cli.sample_options(sys.argv[1:] if argv is None else argv)
+        temperature, length, seed = opts["temperature"], opts["length"], opts["seed"]
         with tempfile.TemporaryDirectory() as tmp:
             path = opts["checkpoint"]
             if not path:

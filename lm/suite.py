@@ -21,8 +21,9 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from tqdm import tqdm
 
-from lm import aggregates, config, devices, exercises, launchers, train, views
+from lm import aggregates, cli, config, devices, exercises, launchers, views
 from lm.config import ConfigError, RunConfig
+from lm.errors import USER_ERRORS
 from lm.exercises import Exercise, RunSpec
 
 QUICK_OVERRIDES = [  # toy size: every code path, in seconds
@@ -117,9 +118,10 @@ def load_suite_config(argv: list[str]) -> SuiteConfig:
     return s
 
 
-def plan(s: SuiteConfig) -> tuple[list[Exercise], list[Job]]:
-    """Every run the suite asks for, composed and checked; an exercise that reads another's models brings it in."""
-    chosen = exercises.select(s.ablations)
+def plan(s: SuiteConfig, chosen: list[Exercise] | None = None) -> tuple[list[Exercise], list[Job]]:
+    """Every run the suite asks for, composed and checked; an exercise that reads another's models brings it in.
+    chosen: exercises of the caller's own (a sweep's grid), instead of those `ablations` names."""
+    chosen = list(chosen) if chosen else exercises.select(s.ablations)
     known = exercises.load_all()
     for ex in list(chosen):
         if ex.init_from and known[ex.init_from] not in chosen:
@@ -129,7 +131,8 @@ def plan(s: SuiteConfig) -> tuple[list[Exercise], list[Job]]:
     for ex in chosen:
         for spec in ex.runs(s.seeds if not s.quick else 1):
             extra = [*(QUICK_OVERRIDES if s.quick else []), *s.overrides,
-                     f"tracking.experiment={prefix}{ex.name}", f"tracking.run_name={spec.name}"]
+                     f"tracking.experiment={config.quoted(prefix + ex.name)}",
+                     f"tracking.run_name={config.quoted(spec.name)}"]
             if s.tracking_uri:
                 extra.append(f"tracking.uri={s.tracking_uri}")
             if ex.init_from:  # the same training as the source, so the same checkpoint fits
@@ -215,6 +218,7 @@ _corpora: dict = {}
 
 def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
     """In a worker: one run, start to finish."""
+    from lm import train
     from lm.tracking import Store
 
     devices.pin_gpu(launchers.worker_slot())  # with several GPUs, this worker's own; before anything starts CUDA
@@ -231,6 +235,8 @@ def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
 
 def copy_job(job: Job, store) -> dict:
     """In the suite's own process: a twin's results copied from its leader's run, in a second or so."""
+    from lm import train
+
     t = time.time()
     try:
         result = train.copy(job.cfg, store, job.twin.run_id, job.run_id)
@@ -345,10 +351,13 @@ def _mean_std(values: list[float]) -> str:
     return f"{statistics.mean(values):.3f} ± {statistics.stdev(values):.3f}"
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, files: dict[str, str] | None = None,
+         ) -> int:
+    """chosen: exercises that are not in experiments/ (a sweep's grid, from lm/sweep.py), run instead of those
+    `ablations` names; files: text files, by name, logged on their parent runs (a sweep's exercise.yaml)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    from lm.tracking import Store
-
+    show = any(a in ("--cfg", "-c") for a in argv)  # print the suite's config and its runs; train nothing
+    argv = [a for a in argv if a not in ("--cfg", "-c", "job", "all")] if show else argv
     started = time.time()
     try:
         s = load_suite_config(argv)
@@ -357,15 +366,27 @@ def main(argv: list[str] | None = None) -> int:
             SubmititLauncher.check(s.launcher)
         elif s.launcher.name != "local":
             raise ConfigError(f"launcher.name={s.launcher.name!r} must be local or submitit")
-        chosen, jobs = plan(s)
+        chosen, jobs = plan(s, chosen)
+        if show:
+            print(cli.to_yaml({**OmegaConf.to_container(OmegaConf.structured(s)),
+                               "runs": [f"{j.experiment}/{j.spec.name}" for j in jobs]}))
+            return 0
+        # The heavy imports, torch, Lightning and MLflow (5 s), once the arguments and every run's config are known
+        # to be good: a mistake above is one line at once.
+        from lm import train
+        from lm.tracking import Store
+
         for data in {j.cfg.data.sha256: j.cfg for j in jobs}.values():
             train.prepare(data)
         store = Store(s.tracking_uri, jobs[0].cfg.tracking.checkpoint_dir)
-    except train.USER_ERRORS as e:
+    except USER_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     with exclusive(store) as workers_lock:
         parents = attach(store, chosen, jobs, "quick/" if s.quick else "")
+        for run_id in parents.values():
+            for name, text in (files or {}).items():
+                store.client.log_text(run_id, text, name)
         pair_twins(jobs)
         todo = [j for j in jobs if j.state == State.PENDING]
         print(f"{len(jobs)} runs in {len(chosen)} exercises ({store.uri}): "

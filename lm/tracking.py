@@ -13,23 +13,13 @@ from mlflow.entities import Metric, RunStatus, RunTag
 from mlflow.tracking import MlflowClient
 
 from lm import faults
+from lm.errors import TrackingError  # noqa: F401  (raised here, caught before MLflow is imported)
+from lm.store_check import default_store, resolve_uri  # noqa: F401  (where the store is, known without MLflow)
 
 PROJECT = Path(__file__).resolve().parent.parent
 # What every experiment the project creates is, in MLflow's own tag (its UI's experiment-type selector writes it).
 # MLflow 3.17's UI reads its sidebar switch instead, so the links `make ui` prints set that too (lm/views.py).
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
-
-
-class TrackingError(RuntimeError):
-    """A tracking store that cannot be reached or written; the message says what to do."""
-
-
-def default_store() -> Path:
-    return Path(os.environ.get("TINYGPT_STORE", Path.cwd() / "mlruns")).expanduser().resolve()
-
-
-def resolve_uri(uri: str | None = None) -> str:
-    return uri or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{default_store() / 'mlflow.db'}"
 
 
 def _quiet_mlflow() -> None:

@@ -1,14 +1,21 @@
 """One run, start to finish (`make train`): every check before any work, Lightning to train, MLflow to keep it.
 
     python -m lm.train [hydra overrides ...] [--resume RUN_ID] [--cfg]
+    python -m lm.train -m model.n_head=1,2,4 model.n_layer=2,4 [seeds=3]    (a grid sweep: lm/sweep.py)
 """
+import sys
+
+if __name__ == "__main__":  # the command line: checked (and --cfg or a sweep done) before the imports below
+    from lm import cli
+    cli.before_imports(cli.train_front)
+
+# The heavy imports: torch, Lightning and MLflow take 5 s, which a mistake on the command line never waits for.
 import json
 import logging
 import math
 import os
 import shutil
 import signal
-import sys
 import tempfile
 import warnings
 from dataclasses import asdict, fields
@@ -17,23 +24,23 @@ from pathlib import Path
 import mlflow
 import pytorch_lightning as pl
 import torch
-from omegaconf import OmegaConf
 from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
 from pytorch_lightning.plugins.environments import LightningEnvironment
 
 from lm.heads import headline
-from lm import checkpoint, config, datasets, devices, environment, faults, knockout, model_flavor, probes
+from lm import checkpoint, cli, config, datasets, devices, environment, faults, knockout, model_flavor, probes
 from lm.callbacks import Diverged, RunLogger, StepRecorder
 from lm.config import ConfigError, RunConfig
-from lm.data import Corpus, CorpusDataModule, DataError, load_corpus
+from lm.data import Corpus, CorpusDataModule, load_corpus
+from lm.errors import USER_ERRORS  # noqa: F401  (ConfigError, DataError, TrackingError, CheckpointError)
 from lm.model import GPTConfig, n_params, train_flops
 from lm.module import LitGPT
-from lm.tracking import Store, TrackingError
+from lm.store_check import RunRecord
+from lm.tracking import Store
 
 # The model's toggles, every field of its config but the vocabulary (the corpus decides that), also logged under
 # these flat names so MLflow's compare view lines them up: a new toggle is a new field, and nothing here.
 TOGGLES = tuple(f.name for f in fields(GPTConfig) if f.name != "vocab_size")
-USER_ERRORS = (ConfigError, DataError, TrackingError, checkpoint.CheckpointError)
 
 
 class Interrupted(Exception):
@@ -320,33 +327,23 @@ def summary(cfg: RunConfig, run_id: str, store: Store, result: dict) -> str:
 
 
 def check_resume(store: Store, run_id: str, cfg: RunConfig) -> None:
-    """--resume RUN_ID: a run of this store, unfinished, and trained with this config (its checkpoint fits)."""
+    """--resume RUN_ID, checked through MLflow's client (the command line checked it already, where it could)."""
     try:
         run = store.client.get_run(run_id) if run_id else None
     except mlflow.exceptions.MlflowException:
         run = None
-    if run is None:
-        raise ConfigError(f"--resume {run_id!r}: no such run in {store.uri}")
-    if run.data.tags.get("config_hash") != cfg.config_hash:
-        raise ConfigError(f"--resume {run_id}: that run and its checkpoint have another config (hash "
-                          f"{run.data.tags.get('config_hash')}; these arguments give {cfg.config_hash}): resume it "
-                          f"with the arguments it was started with")
-    if run.info.status == "FINISHED":
-        raise ConfigError(f"--resume {run_id}: that run already finished; there is nothing to resume")
+    cli.check_resume(run and RunRecord(run_id, run.info.status, run.data.tags), run_id, store.uri, cfg)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    resume_id = None
-    if "--resume" in argv:
-        i = argv.index("--resume")
-        resume_id = argv[i + 1] if i + 1 < len(argv) else ""
-        del argv[i:i + 2]
+    done = cli.train_front(argv)  # --cfg, a sweep, or a mistake in the arguments
+    if done is not None:
+        return done
+    flags = cli.parse_flags(argv)
+    argv, resume_id = flags.overrides, flags.resume
     try:
         cfg = config.load(argv)
-        if "--cfg" in argv:
-            print(OmegaConf.to_yaml(cfg.to_dict()))
-            return 0
         corpus = prepare(cfg)
         store = Store(cfg.tracking.uri, cfg.tracking.checkpoint_dir)
         if resume_id is not None:

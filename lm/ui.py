@@ -17,7 +17,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from lm.tracking import resolve_uri
+from lm.store_check import resolve_uri
 
 LOOPBACK = "127.0.0.1"
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 from mlflow.tracking import MlflowClient
 
-from analysis.heads import headline
+from lm.heads import headline
 from lm import config, probes, sample, suite, train
 from lm.data import Corpus, DataConfig, DataError
 from lm.model import GPT, GPTConfig

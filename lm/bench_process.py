@@ -1,0 +1,97 @@
+"""`make bench`'s whole-process rows: how long each command takes to answer a mistake or --cfg, and a whole
+`make train` process against a plain loop's process over the same steps, with where the difference goes.
+
+Every figure here is the wall time of a separate process, start-up included, as a user waits for it.
+"""
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import time
+
+# (what, the command's arguments after `python`, the issue's target in seconds or None)
+STARTUP = [
+    ("python -c pass (the interpreter alone)", ["-c", "pass"], None),
+    ("python -m lm.train model.n_head=0 (a bad value)", ["-m", "lm.train", "model.n_head=0"], 1.5),
+    ("python -m lm.train -m model.n_head=1,,2 (a bad sweep)", ["-m", "lm.train", "-m", "model.n_head=1,,2"], 1.5),
+    ("python -m lm.train --resume 000… (no such run)", ["-m", "lm.train", "--resume", "0" * 32], 1.5),
+    ("python -m lm.suite ablations=[nosuch]", ["-m", "lm.suite", "ablations=[nosuch]"], 1.5),
+    ("python -m lm.sample run=deadbeef", ["-m", "lm.sample", "run=deadbeef"], 1.5),
+    ("python -m analysis.report ablations=[nosuch]", ["-m", "analysis.report", "ablations=[nosuch]"], 1.5),
+    ("python -m lm.ui --port 99999", ["-m", "lm.ui", "--port", "99999"], 1.5),
+    ("python -m lm.train --cfg", ["-m", "lm.train", "--cfg"], 2.0),
+    ("for comparison, importing torch", ["-c", "import torch"], None),
+    ("  pytorch_lightning", ["-c", "import pytorch_lightning"], None),
+    ("  mlflow", ["-c", "import mlflow"], None),
+    ("  pandas, seaborn", ["-c", "import pandas, seaborn"], None),
+    ("  all that one run imports (import lm.train)", ["-c", "import lm.train"], None),
+]
+
+# The profile's rows: (what, the file the function is in, its name). Cumulative times of the outermost call.
+BREAKDOWN = [
+    ("imports (every import, at start-up and later)", "<frozen importlib._bootstrap>", "_find_and_load"),
+    ("store opened, its database created", "lm/tracking.py", "__init__"),
+    ("run created", "lm/tracking.py", "create_run"),
+    ("training (Lightning's fit), of which:", "pytorch_lightning/trainer/trainer.py", "fit"),
+    ("  validation every eval.every steps", "pytorch_lightning/loops/evaluation_loop.py", "run"),
+    ("  checkpoint writes", "lm/train.py", "_save_checkpoint"),
+    ("  the curve's metrics written", "lm/tracking.py", "log_metrics"),
+    ("validation of the untrained model and the final one", "lm/probes.py", "validation"),
+    ("end-of-run measurements (the final validation too), of which:", "lm/train.py", "measure"),
+    ("  samples", "lm/probes.py", "samples"),
+    ("  head statistics", "lm/probes.py", "head_statistics"),
+    ("  attention map", "lm/probes.py", "attention_on"),
+    ("  artifact uploads", "mlflow/tracking/client.py", "log_artifacts"),
+]
+
+
+def wall(args: list[str], env: dict, check: int | None = None) -> float:
+    t = time.perf_counter()
+    p = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - t
+    if check is not None and p.returncode != check:
+        raise RuntimeError(f"python {' '.join(args)} exited {p.returncode}, not {check}: {p.stderr[-2000:]}")
+    return seconds
+
+
+def startup(table, scratch: str, n: int, commands=STARTUP) -> None:
+    env = {**os.environ, "TINYGPT_STORE": os.path.join(scratch, "startup")}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    table.section(f"start-up: wall seconds until a command has answered, a process each, median of {n}")
+    for what, args, target in commands:
+        s = statistics.median(wall(args, env) for _ in range(n))
+        table.add(what, f"{s:.2f} s", f"target ≤ {target:.1f} s" if target else "")
+
+
+def whole_run(table, scratch: str, steps: int, repeats: int, extra: list[str] = ()) -> None:
+    """`python -m lm.train` at its default options (and any extra overrides) against `python -m lm.plain_loop`,
+    back to back (A B A B), on a store that exists already, as every `make train` but the first finds it; then one
+    run under cProfile, on a new store, for where the seconds go."""
+    env = {**os.environ, "TINYGPT_STORE": os.path.join(scratch, "process")}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    created = wall(["-c", "from lm.tracking import Store; Store()"], env, 0) - wall(
+        ["-c", "import lm.tracking"], env, 0)
+    harness, plain = [], []
+    for _ in range(repeats):
+        plain.append(wall(["-m", "lm.plain_loop", str(steps)], env, 0))
+        harness.append(wall(["-m", "lm.train", f"train.steps={steps}", *extra], env, 0))
+    h, p = statistics.median(harness), statistics.median(plain)
+    table.section(f"a whole `make train` process against a plain PyTorch loop's process, {steps} steps each, start-up "
+                  f"and a final evaluation included, back to back, median of {repeats}")
+    table.add("plain loop (python -m lm.plain_loop)", f"{p:.1f} s")
+    table.add("make train, default options (python -m lm.train)", f"{h:.1f} s",
+              f"ratio {h / p:.3f} (target ≤ 1.05)")
+    table.add("a new store's database, created once (Store())", f"{created:.1f} s", "not in the runs above")
+
+    prof = os.path.join(scratch, "train.prof")
+    env_new = {**env, "TINYGPT_STORE": os.path.join(scratch, "profiled")}
+    total = wall(["-m", "cProfile", "-o", prof, "-m", "lm.train", f"train.steps={steps}", *extra], env_new, 0)
+    stats = pstats.Stats(prof).stats
+    table.section(f"where a whole run's seconds go: one `make train` of {steps} steps under cProfile ({total:.1f} s "
+                  f"wall), which slows Python code more than torch's kernels: read shares, not exact seconds")
+    for what, where, name in BREAKDOWN:
+        found = [ct for (file, _, fn), (_, _, _, ct, _) in stats.items()
+                 if fn == name and file.replace(os.sep, "/").endswith(where)]
+        if found:
+            table.add(what, f"{max(found):.2f} s", f"{max(found) / total:.0%} of the run")

@@ -1,0 +1,51 @@
+"""Every command checks its input before it imports anything heavy: a mistake, or --cfg, never loads torch,
+Lightning, MLflow, pandas or seaborn (5 to 6 s of imports). The time itself is a row of `make bench`."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+HEAVY = ("torch", "pytorch_lightning", "lightning", "mlflow", "pandas", "seaborn", "matplotlib")
+
+COMMANDS = {
+    "train, a bad value": (["lm.train", "model.n_head=0"], 2, "error: model.n_head=0 must be positive"),
+    "train, an unknown key": (["lm.train", "model.n_heads=4"], 2, "error: unknown config key 'model.n_heads'"),
+    "train, a run that does not exist": (["lm.train", "--resume", "0" * 32], 2, "no such run"),
+    "train, a malformed sweep": (["lm.train", "-m", "model.n_head=1,,2"], 2, "error: malformed sweep"),
+    "train --cfg": (["lm.train", "--cfg", "model.n_head=2"], 0, "n_head: 2"),
+    "suite, an unknown exercise": (["lm.suite", "ablations=[nosuch]"], 2, "error: unknown ablation 'nosuch'"),
+    "suite, a bad value in every run": (["lm.suite", "quick=true", "model.block_size=0"], 2,
+                                        "model.block_size=0 must be positive"),
+    "suite --cfg": (["lm.suite", "--cfg", "quick=true", "ablations=[heads]"], 0, "quick/heads/h8/seed1"),
+    "sample, a run that does not exist": (["lm.sample", "run=deadbeef"], 2, "run 'deadbeef' has no model.pt"),
+    "sample, temperature 0": (["lm.sample", "temperature=0"], 2, "must be above 0"),
+    "report, an unknown exercise": (["analysis.report", "ablations=[nosuch]"], 2, "unknown ablation 'nosuch'"),
+    "report, no store": (["analysis.report"], 1, "no MLflow store at"),
+    "ui, a bad port": (["lm.ui", "--port", "99999"], 2, "is not a port"),
+}
+
+
+@pytest.mark.parametrize("argv,code,message", COMMANDS.values(), ids=COMMANDS.keys())
+def test_a_command_answers_before_its_heavy_imports(argv, code, message, tmp_path):
+    env = {**os.environ, "TINYGPT_STORE": str(tmp_path / "mlruns")}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    p = subprocess.run([sys.executable, "-X", "importtime", "-m", *argv], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=120)
+    imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*([\w.]+)$", p.stderr, re.M))
+    said = "\n".join(ln for ln in p.stderr.splitlines() if not ln.startswith("import time:")) + p.stdout
+    assert p.returncode == code and message in said, said[-2000:]
+    assert not {m.split(".")[0] for m in imported} & set(HEAVY)
+    assert not (tmp_path / "mlruns").exists()
+
+
+def test_make_train_cfg_prints_the_resolved_config():
+    """The README's `make train ARGS="--cfg"`."""
+    p = subprocess.run(["make", "-s", "train", "ARGS=--cfg model.n_layer=3"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    cfg = yaml.safe_load(p.stdout)
+    assert p.returncode == 0 and cfg["model"]["n_layer"] == 3 and cfg["train"]["steps"] == 3000

@@ -25,8 +25,10 @@ PORT ?= 5000
 # A new variable is one name here and one line of VARIABLES in lm/makeargs.py.
 USER_TEXT := ABLATIONS SEEDS ARGS RESUME RUN PROMPT HOST PORT EXERCISE
 unexport $(USER_TEXT)
+# A variable this make was not given is unexported too: a make run from a recipe (the tests drive make) must not
+# inherit the outer make's TINYGPT_MAKE_ARGS.
 $(foreach v,$(USER_TEXT),$(if $(or $(value $(v)),$(filter command environment,$(origin $(v)))),\
-  $(eval export TINYGPT_MAKE_$(v) := $$(value $(v)))))
+  $(eval export TINYGPT_MAKE_$(v) := $$(value $(v))),$(eval unexport TINYGPT_MAKE_$(v))))
 
 .PHONY: train sweep ablations ablations-quick sample heads report export ui test reliability bench gpu-check clean
 

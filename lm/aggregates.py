@@ -7,12 +7,20 @@ are the validation loss and perplexity and every metric the exercise's claims re
 whenever it ends, so a seed that finishes later shows in them.
 """
 import ast
+import re
 
 import numpy as np
 
 from lm.exercises import Exercise
 
 HEADLINE = ("val_loss", "val_perplexity")
+# MLflow's metric names take letters, digits, _ - . space : and / only; a sweep's variants are named like
+# `n_head=2,n_layer=4`, which goes in as `n_head:2 n_layer:4`.
+NAME = {"=": ":", ",": " "}
+
+
+def prefix(variant: str) -> str:
+    return re.sub(r"[^\w\-. :/]", lambda m: NAME.get(m[0], "_"), variant)
 
 
 def headline(ex: Exercise) -> list[str]:
@@ -40,6 +48,7 @@ def summarise(runs, keys: list[str]) -> dict[str, float]:
         by_variant.setdefault(variant, []).append(r)
     out = {}
     for variant, rs in by_variant.items():
+        variant = prefix(variant)
         out[f"{variant}/seeds"] = len(rs)
         for key in keys:
             values = np.array([r.data.metrics[key] for r in rs if key in r.data.metrics], dtype=float)

@@ -15,7 +15,7 @@ from hydra.errors import HydraException
 from omegaconf import OmegaConf
 
 from lm import config, store_check
-from lm.errors import ConfigError, TrackingError
+from lm.errors import ConfigError, DataError, TrackingError
 
 CFG_PARTS = ("job", "hydra", "all")
 
@@ -110,7 +110,7 @@ def train_front(argv: list[str]) -> int | None:
                              flags.resume, uri, cfg)
             except store_check.CannotTell:
                 pass  # the run itself opens the store, and says what is wrong with it
-    except ConfigError as e:
+    except (ConfigError, DataError) as e:  # DataError: a file of your own that cannot be a corpus
         return fail(str(e))
     return None
 

@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from lm import aggregates, cli, config, devices, exercises, launchers, views
 from lm.config import ConfigError, RunConfig
-from lm.errors import USER_ERRORS
+from lm.errors import USER_ERRORS, DataError
 from lm.exercises import Exercise, RunSpec
 
 QUICK_OVERRIDES = [  # toy size: every code path, in seconds
@@ -139,7 +139,7 @@ def plan(s: SuiteConfig, chosen: list[Exercise] | None = None) -> tuple[list[Exe
                 extra.append(f"init_from={ex.init_from}")
             try:
                 cfg = config.load([*spec.overrides, *extra])
-            except ConfigError as e:
+            except (ConfigError, DataError) as e:  # DataError: a file of your own that cannot be a corpus
                 raise ConfigError(f"{ex.name}/{spec.name}: {e}") from None
             jobs.append(Job(spec, cfg, f"{prefix}{ex.name}"))
     return chosen, jobs

@@ -10,6 +10,8 @@ the validation and training loss, and parallel coordinates of parameter count ag
 import json
 import time
 
+from lm import aggregates
+
 PREFIX = "mlflow.sharedViewState."
 KEY = "tinygpt-seeds-by-variant"
 NAME = "Seeds by variant"
@@ -41,7 +43,7 @@ def _line(uuid: str, metric: str, section: str) -> dict:
 
 def table_state(variants: list[str]) -> dict:
     """The runs table with the parent run's per-variant means (lm/aggregates.py) and the Dataset as columns."""
-    means = [f"metrics.`{v}/val_loss_mean`" for v in variants]
+    means = [f"metrics.`{aggregates.prefix(v)}/val_loss_mean`" for v in variants]
     return {**state(), "groupBy": None, "compareRunCharts": None, "compareRunSections": None,
             "selectedColumns": ["attributes.`Dataset`", "metrics.`val_loss`", *means, "tags.`seed`"]}
 

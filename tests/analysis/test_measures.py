@@ -7,7 +7,7 @@ from torch.nn import functional as F
 
 from lm import config, heads, probes
 from lm.data import CorpusDataModule, load_corpus
-from lm.model import GPT, GPTConfig
+from lm.model import GPT, GPTConfig, KVCache
 from lm.module import honest_loss
 from lm.sample import line_length, speaker_line_share
 
@@ -90,9 +90,9 @@ def test_the_unscaled_toggle_changes_training_and_analysis_paths_alike():
         slow, maps = model.attention_maps(x)
     assert torch.allclose(fast, slow, atol=1e-5)
     assert not torch.allclose(fast, tiny()(x)[0], atol=1e-3)
-    step = model.decoder()                  # generation's cached path reads the toggle too
+    kv = KVCache(model.config.n_layer)      # generation's cached path reads the toggle too
     with torch.no_grad():
-        cached = [step(x[0, :1].tolist(), 0)] + [step([int(x[0, t])], t) for t in range(1, x.size(1))]
+        cached = [model(x[:, t:t + 1], cache=kv)[0][0, -1] for t in range(x.size(1))]
     assert torch.allclose(torch.stack(cached), fast[0], atol=1e-4)
 
 

@@ -14,6 +14,6 @@ def test_each_parent_run_gets_its_verdicts_and_figures(quick_report, quick_store
     assert verdict in claims.VERDICTS and text == "Four heads beat one head of the same width"
     assert tags["verdicts"].startswith("1 ")
     figures = {a.path for a in client.list_artifacts(parent.info.run_id, "figures")}
-    assert figures == {"figures/heads_loss.png", "figures/heads_maps.png"}
+    assert figures == {f"figures/heads_{kind}.png" for kind in ("sweep", "attention", "heads", "knockout")}
     for p in figures:   # PNGs, which MLflow's artifact view previews
         assert open(client.download_artifacts(parent.info.run_id, p), "rb").read(8) == b"\x89PNG\r\n\x1a\n"

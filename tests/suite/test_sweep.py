@@ -1,5 +1,7 @@
 """Grid sweeps from the command line: Hydra's multirun syntax expanded by Hydra's own parser, run by the suite as
 an exercise of its own (sweep/<name>: a parent run with exercise.yaml, a child per point and seed), resumable."""
+import json
+import os
 import subprocess
 import sys
 
@@ -81,6 +83,9 @@ def test_a_sweep_trains_its_grid_into_mlflow_once(store, capsys):
 
 
 def test_make_sweep_passes_seeds_and_the_grid_to_python_m_lm_train():
-    out = subprocess.run(["make", "-n", "sweep", "ARGS=model.n_head=1,2 model.n_layer=2,4", "SEEDS=3"], cwd=ROOT,
+    """What lm/makeargs.py would start lm.train with (TINYGPT_MAKEARGS_ECHO=1 prints it instead)."""
+    env = {**os.environ, "TINYGPT_MAKEARGS_ECHO": "1"}
+    out = subprocess.run(["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}", "sweep",
+                          "ARGS=model.n_head=1,2 model.n_layer=2,4", "SEEDS=3"], cwd=ROOT, env=env,
                          capture_output=True, text=True).stdout
-    assert out.strip().splitlines()[-1].endswith("-m lm.train -m seeds=3 model.n_head=1,2 model.n_layer=2,4")
+    assert json.loads(out) == ["-m", "seeds=3", "model.n_head=1,2", "model.n_layer=2,4"]

@@ -164,7 +164,7 @@ def test_a_job_past_its_time_limit_stops_with_a_checkpoint_and_the_next_call_res
     step = checkpoint_step(store)
     if child.info.status == "KILLED":  # the warning (SIGUSR2), or SLURM's SIGTERM at the limit while stalled
         assert (reason, step) in {("stopped by SIGUSR2 at step 15", 15), ("interrupted", 10),
-                                                    ("interrupted", 15)}, reason
+                                  ("interrupted", 15)}, reason
     else:
         assert child.info.status == "FAILED" and step == 10, reason
     assert not queued(job_ids(folder))

@@ -12,6 +12,7 @@ Every finished run logs `runs:/<id>/model` beside `model.pt`:
   `torch.load(weights_only=True)`): `make sample`, the report and the temperature exercise read it, since the
   exported graph has lost the module's structure (its heads, its KV-cached decoder, its config object).
 """
+import contextlib
 import os
 import tempfile
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ import mlflow
 import numpy as np
 import torch
 from mlflow.models import ModelSignature
+from mlflow.tracking._tracking_service.utils import _use_tracking_uri
 from mlflow.types import Schema, TensorSpec
 
 from lm.model import GPT
@@ -78,8 +80,10 @@ def log_from_run(store, run_id: str) -> None:
 def load(uri: str, tracking_uri: str | None = None) -> tuple[torch.nn.Module, dict]:
     """A logged model (`runs:/<id>/model`) and its metadata (chars, bos, block_size), loaded with MLflow's pickle
     check on, from tracking_uri or the store MLflow is pointed at."""
-    with _env("MLFLOW_ALLOW_PICKLE_DESERIALIZATION", "false"), \
-            _env("MLFLOW_TRACKING_URI", tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")):
+    # MLflow's own switch of the process's store, put back after: a URI set in this process by
+    # mlflow.set_tracking_uri wins over the environment, so MLFLOW_TRACKING_URI alone would not do.
+    store = _use_tracking_uri(tracking_uri) if tracking_uri else contextlib.nullcontext()
+    with _env("MLFLOW_ALLOW_PICKLE_DESERIALIZATION", "false"), store:
         return mlflow.pytorch.load_model(uri), mlflow.models.get_model_info(uri).metadata
 
 

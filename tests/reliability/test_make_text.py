@@ -42,7 +42,9 @@ REFUSED = {(v, "empty") for v in TARGETS if v != "ARGS"} | {
 
 def make(*args: str, env: dict | None = None, echo: bool = True) -> subprocess.CompletedProcess:
     """`make` as a user runs it (the venv's build step taken as done), the test's python as PY."""
-    e = {k: v for k, v in os.environ.items() if k not in TARGETS and not k.startswith("TINYGPT_MAKE")}
+    # Not the outer make's (`make test ARGS=...` passes ARGS down to every make below it through MAKEFLAGS)
+    e = {k: v for k, v in os.environ.items()
+         if k not in TARGETS and not k.startswith("TINYGPT_MAKE") and k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     e.update(env or {}, **({"TINYGPT_MAKEARGS_ECHO": "1"} if echo else {}))
     return subprocess.run(["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}", *args], cwd=harness.ROOT,
                           env=e, capture_output=True, text=True, timeout=120)

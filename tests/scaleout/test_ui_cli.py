@@ -84,7 +84,8 @@ def test_bad_input_is_one_line(args, env, message, started, tmp_path, monkeypatc
 
 def test_make_ui_passes_host_and_port():
     """What lm/makeargs.py would start lm.ui with (TINYGPT_MAKEARGS_ECHO=1 prints it instead)."""
-    env = {**os.environ, "TINYGPT_MAKEARGS_ECHO": "1"}
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}  # a user's make
+    env["TINYGPT_MAKEARGS_ECHO"] = "1"
     out = subprocess.run(["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}", "ui", "PORT=5123"],
                          cwd=ROOT, env=env, capture_output=True, text=True).stdout
     assert json.loads(out) == ["--host", "127.0.0.1", "--port", "5123"]

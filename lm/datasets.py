@@ -7,12 +7,14 @@ dataset's digest at 36 characters, so the digest is the SHA-256's first 12 hex d
 show it); the whole SHA-256 is in the dataset's profile.
 """
 import json
+import time
 from pathlib import Path
 
 from mlflow.data.http_dataset_source import HTTPDatasetSource
 from mlflow.data.meta_dataset import MetaDataset
 from mlflow.data.sources import LocalArtifactDatasetSource
 from mlflow.entities import Dataset, DatasetInput, InputTag
+from mlflow.exceptions import MlflowException
 from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
 
 from lm import data
@@ -43,5 +45,14 @@ def inputs(c: data.DataConfig, corpus: data.Corpus) -> list[DatasetInput]:
 
 
 def log_corpus(client, run_id: str, c: data.DataConfig, corpus: data.Corpus) -> None:
-    """The run's two dataset inputs; logging them again (a resumed run) adds nothing."""
-    client.log_inputs(run_id, datasets=inputs(c, corpus))
+    """The run's two dataset inputs; logging them again (a resumed run) adds nothing. Two workers that log the same
+    new dataset into one experiment at once race to create it in the store (a UNIQUE constraint in SQLite; seen in
+    the quick suite): the loser logs again, and finds it made."""
+    for attempt in range(3):
+        try:
+            client.log_inputs(run_id, datasets=inputs(c, corpus))
+            return
+        except MlflowException as e:
+            if "UNIQUE constraint" not in str(e) or attempt == 2:
+                raise
+            time.sleep(0.2)

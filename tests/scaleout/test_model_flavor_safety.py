@@ -6,6 +6,7 @@ import pytest
 import torch
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
+from mlflow.tracking._tracking_service.utils import _use_tracking_uri
 
 from lm import model_flavor
 
@@ -35,8 +36,7 @@ def test_a_pickled_model_in_the_store_is_refused_and_its_code_never_runs(tmp_pat
     with pytest.raises(MlflowException, match="(?i)pickle"):
         model_flavor.load(f"runs:/{run_id}/model", uri)
     assert not marker.exists()
-    with monkeypatch.context() as m:   # the payload is live: MLflow's own default loader runs it
-        m.setenv("MLFLOW_TRACKING_URI", uri)
+    with _use_tracking_uri(uri):   # the payload is live: MLflow's own default loader runs it
         try:
             mlflow.pytorch.load_model(f"runs:/{run_id}/model")
         except Exception:

@@ -81,6 +81,7 @@ def test_the_logged_model_loads_through_mlflow_without_pickle_and_samples(heads,
 def test_make_ui_prints_each_exercises_runs_link(heads, monkeypatch, capsys):
     _, srv, _ = heads
     monkeypatch.setattr("os.execv", lambda *a: None)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{srv.store / 'mlflow.db'}")   # this store, whatever ran before
     port = free_port()
     assert ui.main(["--port", str(port)]) == 0
     out = capsys.readouterr().out

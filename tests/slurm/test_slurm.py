@@ -167,7 +167,7 @@ def test_a_job_past_its_time_limit_stops_with_a_checkpoint_and_the_next_call_res
                                   ("interrupted", 15)}, reason
     else:
         assert child.info.status == "FAILED" and step == 10, reason
-    assert not queued(job_ids(folder))
+    wait_until(lambda: not queued(job_ids(folder)), 60, "empty queue")   # SLURM may still be COMPLETING it
     again = harness.run("lm.suite", [*ONE, *slurm(folder)], store)
     assert again.rc == 0 and "0 already done, 1 to run" in again.out, again.err[-3000:]
     same_numbers(store, reference)

@@ -17,6 +17,7 @@ import pandas as pd
 from scipy import stats as scipy_stats
 
 from analysis import stats
+from lm.store_check import resolve_uri
 
 HISTORIES = ["train_loss", "val_loss", "honest_val_loss", "train_time_s", "val_loss_at_position"]
 KEYS = ["exercise", "variant", "seed"]
@@ -39,7 +40,6 @@ def _exercise_runs(quick: bool, ablations, tracking_uri: str | None):
     from analysis import report
     from analysis.store import ExerciseRuns, Reader
     from lm import exercises
-    from lm.tracking import resolve_uri
 
     uri = resolve_uri(tracking_uri)
     reader = Reader(uri)
@@ -111,7 +111,6 @@ def histories(df: pd.DataFrame, metrics=("val_loss",), tracking_uri: str | None 
     """Metric histories in long form: exercise, variant, seed, run_id, metric, step, value; one row per logged
     step (the last value logged at it), for every run of df."""
     from analysis.store import Reader
-    from lm.tracking import resolve_uri
 
     reader = Reader(tracking_uri or df.attrs.get("tracking_uri") or resolve_uri(None))
     jobs = [(r, m) for r in df["run_id"] for m in metrics]

@@ -14,6 +14,7 @@ import mlflow
 import numpy as np
 import pandas as pd
 from mlflow.tracking import MlflowClient
+from mlflow.tracking._tracking_service.utils import _use_tracking_uri
 
 from analysis import stats
 from analysis.options import no_store
@@ -54,14 +55,10 @@ class Reader:
         exp = self.experiments.get(experiment)
         if exp is None:
             return pd.DataFrame()
-        # search_runs reads the global URI; put the caller's back after. Not get_tracking_uri(), which gives MLflow's
-        # default when none is set: setting that would send this process's later runs to ./mlflow.db.
-        before = os.environ.get("MLFLOW_TRACKING_URI")
-        mlflow.set_tracking_uri(self.uri)
-        try:
+        # search_runs reads the global URI: MLflow's own switch sets this store's and puts back exactly what was
+        # there (none, if none was set), as lm/model_flavor.py's load does.
+        with _use_tracking_uri(self.uri):
             return mlflow.search_runs(experiment_ids=[exp.experiment_id])
-        finally:
-            mlflow.set_tracking_uri(before)
 
     def history(self, run_id: str, key: str) -> pd.DataFrame:
         """(step, value) of one metric, one row per step (the last value logged at it)."""

@@ -14,11 +14,11 @@ import mlflow
 import numpy as np
 import pandas as pd
 from mlflow.tracking import MlflowClient
-from mlflow.tracking._tracking_service.utils import _use_tracking_uri
 
 from analysis import stats
 from analysis.options import no_store
 from lm.exercises import Exercise, NotApplicable, NotRun
+from lm.tracking import pointed_at
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
@@ -55,9 +55,8 @@ class Reader:
         exp = self.experiments.get(experiment)
         if exp is None:
             return pd.DataFrame()
-        # search_runs reads the global URI: MLflow's own switch sets this store's and puts back exactly what was
-        # there (none, if none was set), as lm/model_flavor.py's load does.
-        with _use_tracking_uri(self.uri):
+        # search_runs reads the process-wide URI: this store's for the call, and then what was there before.
+        with pointed_at(self.uri):
             return mlflow.search_runs(experiment_ids=[exp.experiment_id])
 
     def history(self, run_id: str, key: str) -> pd.DataFrame:

@@ -22,10 +22,10 @@ import mlflow
 import numpy as np
 import torch
 from mlflow.models import ModelSignature
-from mlflow.tracking._tracking_service.utils import _use_tracking_uri
 from mlflow.types import Schema, TensorSpec
 
 from lm.model import GPT
+from lm.tracking import pointed_at
 
 NAME = "model"
 
@@ -80,9 +80,9 @@ def log_from_run(store, run_id: str) -> None:
 def load(uri: str, tracking_uri: str | None = None) -> tuple[torch.nn.Module, dict]:
     """A logged model (`runs:/<id>/model`) and its metadata (chars, bos, block_size), loaded with MLflow's pickle
     check on, from tracking_uri or the store MLflow is pointed at."""
-    # MLflow's own switch of the process's store, put back after: a URI set in this process by
+    # The process's store switched for the call and put back after: a URI set in this process by
     # mlflow.set_tracking_uri wins over the environment, so MLFLOW_TRACKING_URI alone would not do.
-    store = _use_tracking_uri(tracking_uri) if tracking_uri else contextlib.nullcontext()
+    store = pointed_at(tracking_uri) if tracking_uri else contextlib.nullcontext()
     with _env("MLFLOW_ALLOW_PICKLE_DESERIALIZATION", "false"), store:
         return mlflow.pytorch.load_model(uri), mlflow.models.get_model_info(uri).metadata
 

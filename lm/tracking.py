@@ -1,4 +1,5 @@
 """The MLflow store: where it is, whether it can be used, and runs created and logged in bulk."""
+import contextlib
 import fcntl
 import logging
 import os
@@ -9,8 +10,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+import mlflow
 from mlflow.entities import Metric, RunStatus, RunTag
 from mlflow.tracking import MlflowClient
+from mlflow.tracking._tracking_service import utils as mlflow_uri
 
 from lm import faults
 from lm.errors import TrackingError  # noqa: F401  (raised here, caught before MLflow is imported)
@@ -27,6 +30,25 @@ def _quiet_mlflow() -> None:
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     for name in ("alembic", "mlflow.store.db.utils", "mlflow.tracking.fluent", "mlflow.store.sqlalchemy"):
         logging.getLogger(name).setLevel(logging.WARNING)
+
+
+@contextlib.contextmanager
+def pointed_at(uri: str):
+    """MLflow's process-wide store set to uri for a block, then put back exactly as it was found. Setting it also
+    writes MLFLOW_TRACKING_URI into the environment (for subprocesses), and MLflow's own `_use_tracking_uri` puts
+    back only its global: a URI that Lightning's logger set earlier in the process would come back into the
+    environment and become every later command's store (a test caught a suite writing into another's store)."""
+    env = os.environ.get("MLFLOW_TRACKING_URI")
+    before = mlflow_uri._tracking_uri
+    try:
+        mlflow.set_tracking_uri(uri)
+        yield
+    finally:
+        mlflow.set_tracking_uri(before)
+        if env is None:
+            os.environ.pop("MLFLOW_TRACKING_URI", None)
+        else:
+            os.environ["MLFLOW_TRACKING_URI"] = env
 
 
 class Store:

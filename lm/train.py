@@ -36,7 +36,7 @@ from lm.errors import USER_ERRORS  # noqa: F401  (ConfigError, DataError, Tracki
 from lm.model import GPTConfig, n_params, train_flops
 from lm.module import LitGPT
 from lm.store_check import RunRecord
-from lm.tracking import Store
+from lm.tracking import Store, pointed_at
 
 # The model's toggles, every field of its config but the vocabulary (the corpus decides that), also logged under
 # these flat names so MLflow's compare view lines them up: a new toggle is a new field, and nothing here.
@@ -170,7 +170,8 @@ def execute(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, init_run:
     ckpt_dir = store.checkpoint_dir / run_id
     store.mark_running(run_id)
     try:
-        with StopOnSignal() as stop:
+        # Lightning's logger points the whole process at the store; it is put back when the run ends.
+        with StopOnSignal() as stop, pointed_at(store.uri):
             result = _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop)
     except Interrupted as e:
         store.end_run(run_id, "KILLED", str(e))
@@ -252,7 +253,8 @@ def copy(cfg: RunConfig, store: Store, source: str, run_id: str) -> dict:
     """A run whose twin, a finished run of the same config (in another exercise), has its numbers already: the
     same config and seed give the same numbers, so they are copied, not trained again."""
     store.mark_running(run_id)
-    RunLogger(tracking_uri=store.uri, run_id=run_id).log_hyperparams(params(cfg))
+    with pointed_at(store.uri):
+        RunLogger(tracking_uri=store.uri, run_id=run_id).log_hyperparams(params(cfg))
     store.copy_results(source, run_id, keep={"ablation", "variant", "seed", "config_hash"})
     store.client.set_tag(run_id, "copied_from", source)
     model_flavor.log_from_run(store, run_id)

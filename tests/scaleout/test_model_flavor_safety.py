@@ -6,9 +6,9 @@ import pytest
 import torch
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
-from mlflow.tracking._tracking_service.utils import _use_tracking_uri
 
 from lm import model_flavor
+from lm.tracking import pointed_at
 
 
 class Payload(torch.nn.Module):
@@ -36,7 +36,7 @@ def test_a_pickled_model_in_the_store_is_refused_and_its_code_never_runs(tmp_pat
     with pytest.raises(MlflowException, match="(?i)pickle"):
         model_flavor.load(f"runs:/{run_id}/model", uri)
     assert not marker.exists()
-    with _use_tracking_uri(uri):   # the payload is live: MLflow's own default loader runs it
+    with pointed_at(uri):   # the payload is live: MLflow's own default loader runs it
         try:
             mlflow.pytorch.load_model(f"runs:/{run_id}/model")
         except Exception:

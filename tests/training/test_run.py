@@ -1,5 +1,6 @@
 """A real run, end to end, into a temporary MLflow store, read back through MLflow's own client."""
 import json
+import os
 import re
 from pathlib import Path
 
@@ -8,8 +9,10 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
+from analysis.store import Reader
 from lm import checkpoint, knockout, train
 from lm.model import GPTConfig
+from lm.tracking import pointed_at
 
 TINY = ["train.steps=30", "eval.every=10", "eval.val_batches=2", "eval.val_batch_size=16", "eval.head_windows=8",
         "sample.length=50", "runtime.progress=false", "tracking.experiment=tiny"]
@@ -23,8 +26,8 @@ def finished(tmp_path_factory):
         mp.delenv("MLFLOW_TRACKING_URI", raising=False)
         assert train.main(TINY) == 0
     uri = f"sqlite:///{store}/mlflow.db"
-    mlflow.set_tracking_uri(uri)
-    return uri, mlflow.search_runs(experiment_names=["tiny"])
+    with pointed_at(uri):
+        return uri, mlflow.search_runs(experiment_names=["tiny"])
 
 
 def test_the_run_is_in_mlflow_with_its_whole_config(finished):
@@ -70,6 +73,22 @@ def test_summary_lines(store, capsys):
     assert train.main([*TINY, "train.steps=10", "eval.every=10"]) == 0
     out = capsys.readouterr().out
     assert "after 'To be, or not to b':" in out and "validation loss" in out
+
+
+def test_a_run_and_a_read_leave_the_process_s_store_as_they_found_it(store, monkeypatch):
+    from mlflow.tracking._tracking_service import utils
+
+    monkeypatch.setattr(utils, "_tracking_uri", None)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "unset below, put back after the test")
+    monkeypatch.delenv("MLFLOW_TRACKING_URI")
+    assert train.main([*TINY, "train.steps=10", "eval.every=10"]) == 0   # Lightning's logger sets both
+    assert utils._tracking_uri is None and "MLFLOW_TRACKING_URI" not in os.environ
+    # A URI an earlier command set as MLflow's global, but not in the environment: reading another store must not
+    # bring it back into the environment, where every later command of the process would take it for its store.
+    mlflow.set_tracking_uri("sqlite:///elsewhere.db")
+    monkeypatch.delenv("MLFLOW_TRACKING_URI")
+    assert len(Reader(f"sqlite:///{store}/mlflow.db").runs("tiny")) == 1
+    assert utils._tracking_uri == "sqlite:///elsewhere.db" and "MLFLOW_TRACKING_URI" not in os.environ
 
 
 def test_the_run_logs_every_heads_knock_out_and_the_attention_view_lines(finished, tmp_path):

@@ -60,7 +60,7 @@ def log(store, run_id: str, model: GPT, chars: list[str], bos: int | None) -> No
     # Created here, in the run's experiment: log_model would create it in the fluent API's current experiment.
     logged = store.client.create_logged_model(store.client.get_run(run_id).info.experiment_id, name=NAME,
                                               source_run_id=run_id, model_type="tinygpt")
-    with _env("MLFLOW_TRACKING_URI", store.uri), torch.no_grad():
+    with pointed_at(store.uri), torch.no_grad():  # log_model writes through the fluent API, to the process's store
         mlflow.pytorch.log_model(model, name=NAME, run_id=run_id, model_id=logged.model_id, serialization_format="pt2",
                                  input_example=example, signature=signature(model),
                                  metadata={"chars": chars, "bos": bos, "block_size": c.block_size},

@@ -57,11 +57,37 @@ class _Failed:
         raise RuntimeError(self.reason)
 
 
-class _Job:
-    """A submitit job as the suite's dispatcher sees it: done() and result(), the error in one line."""
+# How SLURM says a job was ended from outside; the job's own log ends on whichever of srun's lines came last
+# ("forcing job termination", "Job step aborted: Waiting up to 32 seconds…"), so the state is the word to report.
+ENDINGS = ("CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "DEADLINE", "BOOT_FAIL")
 
-    def __init__(self, job, gpus: tuple[int, ...] = ()):
-        self.job, self.gpus = job, gpus
+
+def _slurm_ending(job_id: str, patience_s: float = 30.0) -> str:
+    """SLURM's state for an ended job where it is one of ENDINGS, else "": from sacct where the cluster keeps
+    accounts, else from squeue (which lists an ended job for MinJobAge); waits while the job is COMPLETING."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        state = ""
+        for cmd in (["sacct", "-n", "-X", "-P", "-j", job_id, "-o", "State"],
+                    ["squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"]):
+            try:
+                out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            state = out.stdout.split()[0] if out.returncode == 0 and out.stdout.split() else ""
+            if state:
+                break
+        if state != "COMPLETING" or time.monotonic() > deadline:
+            return state if state in ENDINGS else ""
+        time.sleep(1)
+
+
+class _Job:
+    """A submitit job as the suite's dispatcher sees it: done() and result(), the error in one line (with SLURM's
+    state first, where SLURM ended the job)."""
+
+    def __init__(self, job, gpus: tuple[int, ...] = (), slurm: bool = False):
+        self.job, self.gpus, self.slurm = job, gpus, slurm
 
     def done(self) -> bool:
         try:
@@ -74,7 +100,9 @@ class _Job:
             return self.job.result()
         except Exception as e:
             log = getattr(self.job.paths, "stderr", None)
-            raise RuntimeError(f"job {self.job.job_id}: {_last_error(e)}" + (f" (log: {log})" if log else "")) from None
+            ending = _slurm_ending(str(self.job.job_id)) if self.slurm else ""
+            raise RuntimeError(f"job {self.job.job_id}{f' {ending}' if ending else ''}: {_last_error(e)}"
+                               + (f" (log: {log})" if log else "")) from None
 
 
 def _last_error(e: BaseException) -> str:
@@ -274,7 +302,7 @@ class SubmititLauncher:
                     fn, args = _holding, (self.workers_lock, fn, *args)
                 if self.cluster == "slurm":
                     fn, args = _in_slurm_job, (fn, *args)
-                job = _Job(self._submit(fn, *args), gpus)
+                job = _Job(self._submit(fn, *args), gpus, slurm=self.cluster == "slurm")
             except Exception as e:
                 return _Failed(f"could not submit the job to {self.cluster}: {_one_line(e)}")
             self.jobs.append(job)

@@ -51,7 +51,7 @@ def payload(runs: dict[str, ExerciseRuns]) -> dict:
             continue  # the same models as the exercise it samples
         ids = er.finished["run_id"].tolist()
         er.reader.prefetch(artifacts=[(r, "attention_lines.json") for r in ids])
-        for run in er.finished.itertuples():
+        for run in er.finished[["run_id", "variant", "seed"]].itertuples():
             data = lines_of(er, run.run_id)
             if not data:
                 continue

@@ -12,6 +12,7 @@ class Doc:
     def __init__(self, figures_dir: Path):
         self.blocks: list[tuple] = []
         self.figures_dir = figures_dir
+        self.saver = figures.Saver()
 
     def h(self, level: int, text: str):
         self.blocks.append(("h", level, text))
@@ -34,10 +35,11 @@ class Doc:
 
     def figure(self, name: str, fig, caption: str):
         path = self.figures_dir / f"{name}.png"
-        figures.save(fig, path)
+        self.saver.save(fig, path)
         self.blocks.append(("img", path, caption))
 
     def markdown(self) -> str:
+        self.saver.wait()
         out = []
         for kind, *a in self.blocks:
             if kind == "h":
@@ -61,6 +63,7 @@ class Doc:
         return "\n\n".join(out) + "\n"
 
     def html(self, title: str) -> str:
+        self.saver.wait()
         e = html.escape
         body = []
         for kind, *a in self.blocks:

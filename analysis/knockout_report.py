@@ -47,13 +47,13 @@ def matched(er: ExerciseRuns, variant: str) -> pd.DataFrame:
     """One row per run and target: seed, block, head, part, slot (the matched name: type and rank), type score,
     and the increase under mean and zero ablation."""
     parts = []
-    for run in er.rows(variant).itertuples():
+    for run in er.rows(variant)[["run_id", "seed"]].itertuples():   # every column's tuple would cost 20 ms
         path, heads = er.reader.artifact(run.run_id, "knockout.csv"), er.reader.artifact(run.run_id, "heads.csv")
         if not path:
             continue
         table = pd.read_csv(path)
-        wide = table.pivot_table(index=["block", "head", "part"], columns="mode", values="increase",
-                                 dropna=False).reset_index().dropna(subset=[Mode.MEAN.value])
+        wide = (table.set_index(["block", "head", "part", "mode"])["increase"].unstack("mode").reset_index()
+                .dropna(subset=[Mode.MEAN.value]))
         heads_only = wide[wide["part"] == Part.HEAD.value]
         if heads:
             typed = head_types(pd.read_csv(heads))[["block", "head", "type", "type_score"]]

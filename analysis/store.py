@@ -46,6 +46,7 @@ class Reader:
         self._tmp = tempfile.TemporaryDirectory(prefix="tinygpt-report-")
         self._histories: dict = {}
         self._artifacts: dict = {}
+        self._artifact_uris: dict[str, str] = {}  # run id → its artifact location, from search_runs
         try:
             self.experiments = {e.name: e for e in self.client.search_experiments()}
         except Exception as e:  # a server that does not answer, a database that is not MLflow's
@@ -57,7 +58,10 @@ class Reader:
             return pd.DataFrame()
         # search_runs reads the process-wide URI: this store's for the call, and then what was there before.
         with pointed_at(self.uri):
-            return mlflow.search_runs(experiment_ids=[exp.experiment_id])
+            df = mlflow.search_runs(experiment_ids=[exp.experiment_id])
+        if len(df):
+            self._artifact_uris.update(zip(df["run_id"], df["artifact_uri"]))
+        return df
 
     def history(self, run_id: str, key: str) -> pd.DataFrame:
         """(step, value) of one metric, one row per step (the last value logged at it)."""
@@ -73,9 +77,16 @@ class Reader:
         if (run_id, path) not in self._artifacts:
             dst = Path(self._tmp.name) / run_id
             dst.mkdir(exist_ok=True)
+            # From the run's artifact location where search_runs gave it: by run id, MLflow looks the run up
+            # again first, which made each file 18 ms rather than 4 (a local store, 2026-12-01).
+            where = self._artifact_uris.get(run_id)
             try:
-                local = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=path, dst_path=str(dst),
-                                                            tracking_uri=self.uri)
+                if where:
+                    local = mlflow.artifacts.download_artifacts(artifact_uri=f"{where.rstrip('/')}/{path}",
+                                                                dst_path=str(dst), tracking_uri=self.uri)
+                else:
+                    local = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=path, dst_path=str(dst),
+                                                                tracking_uri=self.uri)
                 self._artifacts[run_id, path] = Path(local)
             except Exception:  # MLflow raises several kinds for a file that is not there
                 self._artifacts[run_id, path] = None
@@ -145,7 +156,9 @@ class ExerciseRuns:
         return list(dict.fromkeys(self.finished["variant"]))
 
     def rows(self, variant: str) -> pd.DataFrame:
-        return self._by_variant.get(variant, self.finished.iloc[:0])
+        rows = self._by_variant.get(variant)
+        # Not .get(variant, default): the empty default's slicing cost 1.5 ms a call, 1,281 calls a report.
+        return rows if rows is not None else self.finished.iloc[:0]
 
     def values(self, variant: str, key: str) -> list[float]:
         """A metric's final value, one per seed that logged it."""
@@ -166,7 +179,7 @@ class ExerciseRuns:
 
     def history(self, variant: str, key: str) -> pd.DataFrame:
         """(seed, step, value) of one metric over every seed of a variant."""
-        parts = [self.reader.history(r.run_id, key).assign(seed=r.seed) for r in self.rows(variant).itertuples()]
+        parts = [self.reader.history(r.run_id, key).assign(seed=r.seed) for r in self.rows(variant)[["run_id", "seed"]].itertuples()]
         parts = [p for p in parts if len(p)]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["step", "value", "seed"])
 

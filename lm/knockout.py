@@ -20,8 +20,7 @@ from enum import Enum
 import pandas as pd
 import torch
 
-from lm.model import GPT
-from lm.module import token_losses
+from lm.model import GPT, token_losses
 
 
 class Mode(str, Enum):

@@ -158,6 +158,23 @@ class GPT(nn.Module):
         return self._run(idx, need_weights=True)
 
 
+def token_losses(model: GPT, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of every prediction, (batch, position); padding scores 0."""
+    logits, _ = model(x)
+    return F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-1, reduction="none").view_as(y)
+
+
+@torch.no_grad()
+def honest_loss(model: GPT, x: torch.Tensor, y: torch.Tensor) -> float:
+    """Each prediction made from its prefix alone, as in generation: no later character is ever fed in, whatever
+    the mask. For a masked model this equals the ordinary loss; without the mask it is the true one."""
+    total = 0.0
+    for t in range(1, x.size(1) + 1):
+        logits, _ = model(x[:, :t])
+        total += F.cross_entropy(logits[:, -1], y[:, t - 1], ignore_index=-1, reduction="sum").item()
+    return total / (y >= 0).sum().item()
+
+
 class KVCache:
     """The keys and values every block computed for the characters of a window so far, for generation: each new
     character then costs one position's work rather than the window's. Valid only for a model with the mask, whose

@@ -1,28 +1,10 @@
 """The Lightning side of a run: the optimiser, the training step and validation on fixed windows."""
 import pytorch_lightning as pl
 import torch
-from torch.nn import functional as F
 
 from lm import faults
-from lm.model import GPT, GPTConfig
+from lm.model import GPT, GPTConfig, honest_loss, token_losses
 from lm.schema import TrainConfig  # noqa: F401  (a run's settings, checked before torch loads)
-
-
-def token_losses(model: GPT, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy of every prediction, (batch, position); padding scores 0."""
-    logits, _ = model(x)
-    return F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-1, reduction="none").view_as(y)
-
-
-@torch.no_grad()
-def honest_loss(model: GPT, x: torch.Tensor, y: torch.Tensor) -> float:
-    """Each prediction made from its prefix alone, as in generation: no later character is ever fed in, whatever
-    the mask. For a masked model this equals the ordinary loss; without the mask it is the true one."""
-    total = 0.0
-    for t in range(1, x.size(1) + 1):
-        logits, _ = model(x[:, :t])
-        total += F.cross_entropy(logits[:, -1], y[:, t - 1], ignore_index=-1, reduction="sum").item()
-    return total / (y >= 0).sum().item()
 
 
 class LitGPT(pl.LightningModule):

@@ -7,8 +7,7 @@ import torch
 
 from lm import heads
 from lm.data import Corpus, DataConfig
-from lm.model import GPT
-from lm.module import honest_loss, token_losses
+from lm.model import GPT, honest_loss, token_losses
 from lm.sample import (generate, line_length, next_char_probs, real_word_share, speaker_line_share, training_words,
                        word_validity)
 

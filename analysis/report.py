@@ -33,6 +33,7 @@ from lm import exercises
 from lm.errors import ConfigError
 from lm.heads import STATISTICS, TL_CONVENTION, headline, strongest
 from lm.store_check import resolve_uri
+from lm.tracking import EXPERIMENT_KIND
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
@@ -277,7 +278,7 @@ def log_report(reader: Reader, out: Path, opts: Options, counts: dict) -> str:
     if exp is None:
         db = sqlite_path(reader.uri)  # beside the database, as the training runs' artifacts are
         location = (db.parent / "artifacts" / name.replace("/", "-")).as_uri() if db else None
-        exp_id = client.create_experiment(name, artifact_location=location)
+        exp_id = client.create_experiment(name, artifact_location=location, tags=EXPERIMENT_KIND)
     else:
         exp_id = exp.experiment_id
         if exp.lifecycle_stage == "deleted":

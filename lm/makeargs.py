@@ -32,6 +32,21 @@ def words(value: str) -> list[str]:
                          f"and put an apostrophe inside double quotes") from None
 
 
+def quoted(word: str) -> str:
+    """A word as `words` reads it back: bare where it can be, else in single quotes (an apostrophe in it closes
+    them, stands in double quotes, and opens them again)."""
+    if re.fullmatch(r"[^\s'\"]+", word):
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
+def command(target: str, args: list[str], **variables: str) -> str:
+    """The `make` command line that hands a program `args` and the variables, for a user to paste into a shell:
+    ARGS's words quoted for `words`, and every value quoted for the shell."""
+    given = {**variables, "ARGS": " ".join(quoted(a) for a in args)} if args else variables
+    return " ".join(["make", target, *(f"{k}={shlex.quote(v)}" for k, v in given.items())])
+
+
 def names(value: str) -> str:
     """ABLATIONS: exercise names, separated by commas or spaces, as one Hydra list's items."""
     items = [n for n in re.split(r"[\s,]+", value) if n]

@@ -28,7 +28,8 @@ from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
 from pytorch_lightning.plugins.environments import LightningEnvironment
 
 from lm.heads import headline
-from lm import checkpoint, cli, config, datasets, devices, environment, faults, knockout, model_flavor, probes
+from lm import (checkpoint, cli, config, datasets, devices, environment, faults, knockout, makeargs, model_flavor,
+                probes)
 from lm.callbacks import Diverged, RunLogger, StepRecorder
 from lm.config import ConfigError, RunConfig
 from lm.data import Corpus, CorpusDataModule, load_corpus
@@ -357,8 +358,7 @@ def main(argv: list[str] | None = None) -> int:
                                            {"config_hash": cfg.config_hash, "seed": cfg.seed})
     result = execute(cfg, corpus, store, run_id)
     if result["status"] == "KILLED":
-        print(f"\n{result['reason']}; resume with: make train RESUME={run_id} ARGS=\"{' '.join(argv)}\"",
-              file=sys.stderr)
+        print(f"\n{result['reason']}; resume with: {makeargs.command('train', argv, RESUME=run_id)}", file=sys.stderr)
         return 130
     if result["status"] == "FAILED":
         print(f"error: run {run_id} failed: {result['reason']}", file=sys.stderr)

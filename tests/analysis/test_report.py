@@ -94,6 +94,7 @@ def test_tables_hold_the_numbers(quick_report):
 def test_the_report_is_a_run_in_mlflow(quick_report, quick_store):
     client = MlflowClient(uri(quick_store))
     exp = client.get_experiment_by_name("quick/report")
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"   # as every experiment the project makes
     run = client.search_runs([exp.experiment_id], order_by=["attributes.start_time DESC"])[0]
     assert run.info.status == "FINISHED"
     files = {a.path for a in client.list_artifacts(run.info.run_id)}

@@ -40,14 +40,21 @@ REFUSED = {(v, "empty") for v in TARGETS if v != "ARGS"} | {
     ("ABLATIONS", "comma and ="), *(("SEEDS", case) for case in VALUES), ("ARGS", "apostrophe and double quote")}
 
 
-def make(*args: str, env: dict | None = None, echo: bool = True) -> subprocess.CompletedProcess:
-    """`make` as a user runs it (the venv's build step taken as done), the test's python as PY."""
-    # Not the outer make's (`make test ARGS=...` passes ARGS down to every make below it through MAKEFLAGS)
+MAKE = ["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}"]  # the venv's build step taken as done
+
+
+def user_env(env: dict | None = None, echo: bool = True) -> dict:
+    """A user's environment: not the outer make's (`make test ARGS=...` passes ARGS down to every make below it
+    through MAKEFLAGS); with the echo hook, lm.makeargs prints the argv instead of starting the program."""
     e = {k: v for k, v in os.environ.items()
          if k not in TARGETS and not k.startswith("TINYGPT_MAKE") and k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-    e.update(env or {}, **({"TINYGPT_MAKEARGS_ECHO": "1"} if echo else {}))
-    return subprocess.run(["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}", *args], cwd=harness.ROOT,
-                          env=e, capture_output=True, text=True, timeout=120)
+    return {**e, **(env or {}), **({"TINYGPT_MAKEARGS_ECHO": "1"} if echo else {})}
+
+
+def make(*args: str, env: dict | None = None, echo: bool = True) -> subprocess.CompletedProcess:
+    """`make` as a user runs it, the test's python as PY."""
+    return subprocess.run([*MAKE, *args], cwd=harness.ROOT, env=user_env(env, echo), capture_output=True, text=True,
+                          timeout=120)
 
 
 @pytest.mark.parametrize("case", VALUES)
@@ -117,3 +124,16 @@ def test_python_m_lm_sample_decodes_the_same_escapes(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("ROMEO:\nJULIET:\n")
     assert sample.main([f"checkpoint={tmp_path / 'model.pt'}", "prompt=ROMEO:\\"]) == 2
     assert capsys.readouterr().err.startswith("error: prompt: '\\\\' is not an escape")
+
+
+def test_the_resume_line_a_killed_run_prints_runs_through_a_shell_and_make_with_the_same_words():
+    from lm import makeargs
+
+    args = ["sample.prompt=What is the time o' the day? \"Tis", "tracking.run_name=a b", "x=$HOME\\n", "plain=1"]
+    line = makeargs.command("train", args, RESUME="0123abcd")
+    assert line.startswith("make train ")
+    # the user pastes it into a shell; the echo hook shows what lm.train would get
+    pasted = " ".join(MAKE) + line.removeprefix("make")
+    p = subprocess.run(["bash", "-c", pasted], cwd=harness.ROOT, env=user_env(), capture_output=True, text=True,
+                       timeout=120)
+    assert json.loads(p.stdout) == [*args, "--resume", "0123abcd"], p.stderr

@@ -44,7 +44,7 @@ BREAKDOWN = [
     ("  attention map", "lm/probes.py", "attention_on"),
     ("  artifact uploads", "mlflow/tracking/client.py", "log_artifacts"),
     ("  every head knocked out, 24 targets × 2 ablations", "lm/knockout.py", "knockout"),
-    ("  the MLflow model (torch.export's first call in a process warms up)", "lm/model_flavor.py", "log"),
+    ("  the MLflow model (torch.export, its warm-up included)", "lm/model_flavor.py", "log"),
 ]
 
 

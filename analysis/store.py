@@ -179,7 +179,8 @@ class ExerciseRuns:
 
     def history(self, variant: str, key: str) -> pd.DataFrame:
         """(seed, step, value) of one metric over every seed of a variant."""
-        parts = [self.reader.history(r.run_id, key).assign(seed=r.seed) for r in self.rows(variant)[["run_id", "seed"]].itertuples()]
+        runs = self.rows(variant)[["run_id", "seed"]]
+        parts = [self.reader.history(r.run_id, key).assign(seed=r.seed) for r in runs.itertuples()]
         parts = [p for p in parts if len(p)]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["step", "value", "seed"])
 

@@ -1,4 +1,5 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,21 @@ def pytest_configure(config):
     if not (DATA / "tinyshakespeare.txt").is_file():
         pytest.exit(f"the corpora are not in {DATA}; set TINYGPT_DATA_DIR to the folder holding tinyshakespeare.txt",
                     returncode=2)
+
+
+# `make` as a user runs it: the venv's build step taken as done, the test's python as PY.
+MAKE = ["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}"]
+
+
+def user_env(env: dict | None = None, echo: bool = False) -> dict:
+    """A user's environment for `make`: not the outer make's (`make test ARGS=...` passes ARGS down to every make
+    below it through MAKEFLAGS, and its variables as TINYGPT_MAKE_*); with echo, lm.makeargs prints the argv as
+    JSON instead of starting the program."""
+    from lm.makeargs import VARIABLES
+
+    e = {k: v for k, v in os.environ.items() if k not in VARIABLES and not k.startswith("TINYGPT_MAKE")
+         and k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    return {**e, **(env or {}), **({"TINYGPT_MAKEARGS_ECHO": "1"} if echo else {})}
 
 
 @pytest.fixture

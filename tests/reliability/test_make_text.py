@@ -3,16 +3,14 @@ non-ASCII letters and nothing at all, arrives at the program exactly as typed or
 variable, and none of it reaches a shell. TINYGPT_MAKEARGS_ECHO=1 makes lm/makeargs.py print the argv it would
 start the program with; one test starts `make sample` for real and reads the prompt back from the sample."""
 import json
-import os
 import subprocess
-import sys
 
 import pytest
 import torch
 
 from lm import checkpoint
 from lm.model import GPT, GPTConfig
-from tests.conftest import DATA
+from tests.conftest import DATA, MAKE, user_env
 from tests.reliability import harness
 
 VALUES = {
@@ -40,21 +38,11 @@ REFUSED = {(v, "empty") for v in TARGETS if v != "ARGS"} | {
     ("ABLATIONS", "comma and ="), *(("SEEDS", case) for case in VALUES), ("ARGS", "apostrophe and double quote")}
 
 
-MAKE = ["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}"]  # the venv's build step taken as done
-
-
-def user_env(env: dict | None = None, echo: bool = True) -> dict:
-    """A user's environment: not the outer make's (`make test ARGS=...` passes ARGS down to every make below it
-    through MAKEFLAGS); with the echo hook, lm.makeargs prints the argv instead of starting the program."""
-    e = {k: v for k, v in os.environ.items()
-         if k not in TARGETS and not k.startswith("TINYGPT_MAKE") and k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-    return {**e, **(env or {}), **({"TINYGPT_MAKEARGS_ECHO": "1"} if echo else {})}
-
-
 def make(*args: str, env: dict | None = None, echo: bool = True) -> subprocess.CompletedProcess:
-    """`make` as a user runs it, the test's python as PY."""
-    return subprocess.run([*MAKE, *args], cwd=harness.ROOT, env=user_env(env, echo), capture_output=True, text=True,
-                          timeout=120)
+    """`make` as a user runs it, the test's python as PY; with the echo hook, lm.makeargs prints the argv instead of
+    starting the program."""
+    return subprocess.run([*MAKE, *args], cwd=harness.ROOT, env=user_env(env, echo=echo), capture_output=True,
+                          text=True, timeout=120)
 
 
 @pytest.mark.parametrize("case", VALUES)
@@ -134,6 +122,6 @@ def test_the_resume_line_a_killed_run_prints_runs_through_a_shell_and_make_with_
     assert line.startswith("make train ")
     # the user pastes it into a shell; the echo hook shows what lm.train would get
     pasted = " ".join(MAKE) + line.removeprefix("make")
-    p = subprocess.run(["bash", "-c", pasted], cwd=harness.ROOT, env=user_env(), capture_output=True, text=True,
+    p = subprocess.run(["bash", "-c", pasted], cwd=harness.ROOT, env=user_env(echo=True), capture_output=True, text=True,
                        timeout=120)
     assert json.loads(p.stdout) == [*args, "--resume", "0123abcd"], p.stderr

@@ -33,6 +33,7 @@ def test_a_whole_train_process_is_set_against_a_plain_loop_with_its_breakdown(tm
     end = "end-of-run measurements (the final validation too), of which:"
     for what in ("imports (every import, at start-up and later)", "store opened, its database created",
                  "training (Lightning's fit), of which:", "  checkpoint writes", end, "  head statistics",
-                 "  samples", "  artifact uploads"):
+                 "  samples", "  artifact uploads", "  every head knocked out, 24 targets × 2 ablations",
+                 "  the MLflow model (torch.export, its warm-up included)"):
         assert table.rows[what][0] > 0, what
     assert table.rows[end][0] > table.rows["  head statistics"][0]

@@ -1,0 +1,15 @@
+"""The README's `make bench` commands, run as a user types them, at quick size: each section prints its rows."""
+import subprocess
+
+from tests.conftest import MAKE, ROOT, user_env
+
+
+def test_make_bench_quick_prints_the_sampling_and_start_up_rows_with_their_targets():
+    p = subprocess.run([*MAKE, "bench", "ARGS=quick only=sample,startup"], cwd=ROOT, env=user_env(),
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    rows = {line.strip().split("  ")[0]: line for line in p.stdout.splitlines() if line.startswith("  ")}
+    assert "target ≤ 0.25 s" in rows["KV cache"] and "same characters: True" in rows["speed-up"]
+    assert "target ≤ 1.5 s" in rows["python -m lm.train model.n_head=0 (a bad value)"]
+    assert "target ≤ 2.0 s" in rows["python -m lm.train --cfg"]
+    assert p.stdout.splitlines()[0].startswith("python -m lm.bench quick only=sample,startup: ")

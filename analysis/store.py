@@ -148,6 +148,7 @@ class ExerciseRuns:
         rest["superseded"] = [(v, s) in pairs for v, s in zip(rest["variant"], rest["seed"])]
         self.others = rest.reset_index(drop=True)
         self._by_variant = dict(tuple(self.finished.groupby("variant", sort=False)))
+        self._histories: dict[tuple[str, str], pd.DataFrame] = {}  # the claims and the figures read the same ones
         self._budget = None
 
     @property
@@ -178,11 +179,14 @@ class ExerciseRuns:
         return rows.iloc[0] if len(rows) else None
 
     def history(self, variant: str, key: str) -> pd.DataFrame:
-        """(seed, step, value) of one metric over every seed of a variant."""
-        runs = self.rows(variant)[["run_id", "seed"]]
-        parts = [self.reader.history(r.run_id, key).assign(seed=r.seed) for r in runs.itertuples()]
-        parts = [p for p in parts if len(p)]
-        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["step", "value", "seed"])
+        """(seed, step, value) of one metric over every seed of a variant; the same frame each time, not to change."""
+        if (variant, key) not in self._histories:
+            runs = self.rows(variant)[["run_id", "seed"]]
+            parts = [self.reader.history(r.run_id, key).assign(seed=r.seed) for r in runs.itertuples()]
+            parts = [p for p in parts if len(p)]
+            self._histories[variant, key] = (pd.concat(parts, ignore_index=True) if parts
+                                             else pd.DataFrame(columns=["step", "value", "seed"]))
+        return self._histories[variant, key]
 
     def lookup(self, variant: str, key: str, step: int | None = None):
         """The claims' lookup: a mean over seeds, or a tag's most common value; NotRun when missing."""

@@ -1,11 +1,18 @@
 """The report as a document: written once, rendered as Markdown and as self-contained HTML."""
 import base64
 import html
+import re
 from pathlib import Path
 
 import pandas as pd
 
 from analysis import figures
+
+
+def figure_file(name: str) -> str:
+    """A figure's file name (no extension): anything but letters, digits, _ and - becomes a dash, so that a sweep's
+    name (`sweep/n_head-n_layer`) stays one file in the figures folder."""
+    return re.sub(r"[^\w-]+", "-", name)
 
 
 class Doc:
@@ -34,7 +41,7 @@ class Doc:
         self.blocks.append(("raw", html_text, markdown))
 
     def figure(self, name: str, fig, caption: str):
-        path = self.figures_dir / f"{name}.png"
+        path = self.figures_dir / f"{figure_file(name)}.png"
         self.saver.save(fig, path)
         self.blocks.append(("img", path, caption))
 

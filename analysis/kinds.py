@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import figures, runs, stats
-from analysis.document import Doc
+from analysis.document import Doc, figure_file
 from analysis.store import ExerciseRuns
 from lm.exercises import Exercise
 
@@ -40,7 +40,7 @@ class Context:
 
     def figure(self, what: str, fig, caption: str):
         """A figure named <exercise>_<what>, numbered when the section has two of a kind."""
-        base = re.sub(r"[^\w-]+", "-", f"{self.er.exercise.name}_{what}")
+        base = figure_file(f"{self.er.exercise.name}_{what}")
         name, k = base, 2
         while name in self.used:
             name, k = f"{base}{k}", k + 1

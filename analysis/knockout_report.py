@@ -6,7 +6,6 @@ apart by rank (the higher score first). Each matched head's loss increase is the
 with a 95% t-interval.
 """
 import math
-import re
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -140,8 +139,7 @@ def section(doc: Doc, runs: dict[str, ExerciseRuns]) -> None:
             continue
         exercises_done += 1
         doc.h(3, f"{er.exercise.title} ({name})")
-        figure = re.sub(r"[^\w-]+", "-", f"{name}_knockout")   # a sweep's name holds a slash
-        doc.figure(figure, heatmap(tables, f"{er.exercise.title}: loss increase per head"),
+        doc.figure(f"{name}_knockout", heatmap(tables, f"{er.exercise.title}: loss increase per head"),
                    "Increase in validation loss when each head is replaced by its mean, mean over seeds; each "
                    "panel is a variant, each row a block, each cell a head labelled with its type.")
         doc.table(pd.concat([t.assign(variant=v) for v, t in tables.items()], ignore_index=True)

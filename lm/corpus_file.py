@@ -21,12 +21,11 @@ def sha256(path: Path) -> str:
 def locate(c: DataConfig) -> Path:
     """The verified corpus file: from data.path, $TINYGPT_DATA_DIR or the cache, downloading it if need be."""
     if c.path:
-        candidates, where = [Path(c.path).expanduser()], "data.path"
+        path, where = Path(c.path).expanduser(), "data.path"
     elif os.environ.get("TINYGPT_DATA_DIR"):
-        candidates, where = [Path(os.environ["TINYGPT_DATA_DIR"]).expanduser() / c.filename], "$TINYGPT_DATA_DIR"
+        path, where = Path(os.environ["TINYGPT_DATA_DIR"]).expanduser() / c.filename, "$TINYGPT_DATA_DIR"
     else:
-        candidates, where = [Path(c.cache_dir).expanduser() / c.filename], None
-    path = candidates[0]
+        path, where = Path(c.cache_dir).expanduser() / c.filename, None
     if not path.is_file():
         if where:
             raise DataError(f"{c.filename} not found at {path} (from {where}); fix {where} or unset it to download")

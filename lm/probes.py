@@ -30,6 +30,11 @@ def validation(model: GPT, batches, honest_windows: int = 0) -> dict:
     return out
 
 
+def has_word_starts(corpus: Corpus) -> bool:
+    """Whether the word-start head statistic can look anywhere: documents (names), or a text with spaces."""
+    return corpus.documents or " " in corpus.stoi
+
+
 def not_applicable(corpus: Corpus, c: DataConfig) -> dict[str, str]:
     """What a run on this corpus cannot measure, by the names it would log them under, each with the reason: the
     probe and the heatmap line when they hold characters the text does not (lesson 000's, on your own text), and
@@ -40,7 +45,7 @@ def not_applicable(corpus: Corpus, c: DataConfig) -> dict[str, str]:
         if outside:
             out.update(dict.fromkeys(names, f"data.{key} {getattr(c, key)!r} has characters not in this corpus "
                                             f"({''.join(outside)!r})"))
-    if not corpus.documents and " " not in corpus.stoi:
+    if not has_word_starts(corpus):
         out["heads_word_start_max"] = "the text has no spaces between words, where the word-start statistic looks"
     return out
 
@@ -96,7 +101,7 @@ def head_statistics(model: GPT, corpus: Corpus, batches, windows: int, skip: int
     real = (y >= 0).cpu() if corpus.documents else None
     table = heads.head_table([m.float().cpu() for m in maps], x.cpu(), boundary, skip=min(skip, x.size(1) - 1),
                              real=real)
-    if not corpus.documents and " " not in corpus.stoi:  # no words to start: see not_applicable
+    if not has_word_starts(corpus):  # see not_applicable
         table["word_start_score"] = math.nan
     exclude = {corpus.bos} if corpus.documents else set()
     induction = heads.induction_score(model, model.config.vocab_size, exclude=exclude)

@@ -8,6 +8,7 @@ DecompressionStream. Runs with identical weights (the suite's twins) share one c
 """
 import base64
 import hashlib
+import itertools
 import json
 import zlib
 
@@ -34,14 +35,11 @@ def lines_of(er: ExerciseRuns, run_id: str) -> dict | None:
 def pack(data: dict) -> bytes:
     """Every weight as a byte, line by line, block by block, head by head, query by query; with the mask a
     query's row holds only the keys up to itself."""
-    out = bytearray()
-    for line in data["lines"]:
-        for block in line["weights"]:
-            for head in block:
-                for q, row in enumerate(head):
-                    keys = row[: q + 1] if data["mask"] else row
-                    out += np.clip(np.rint(np.asarray(keys, float) * 255), 0, 255).astype(np.uint8).tobytes()
-    return zlib.compress(bytes(out), 9)
+    rows = (row[: q + 1] if data["mask"] else row
+            for line in data["lines"] for block in line["weights"] for head in block for q, row in enumerate(head))
+    weights = np.fromiter(itertools.chain.from_iterable(rows), float)   # quantised at once, not row by row
+    # zlib's default level: level 9 took 0.3 s of a report for blobs 2% smaller.
+    return zlib.compress(np.clip(np.rint(weights * 255), 0, 255).astype(np.uint8).tobytes())
 
 
 def payload(runs: dict[str, ExerciseRuns]) -> dict:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import figures
+from analysis.plots import PAINTER, Plot
 
 
 def figure_file(name: str) -> str:
@@ -19,7 +19,15 @@ class Doc:
     def __init__(self, figures_dir: Path):
         self.blocks: list[tuple] = []
         self.figures_dir = figures_dir
-        self.saver = figures.Saver()
+        self.painter = PAINTER
+
+    def part(self) -> "Doc":
+        """A piece of the document written ahead of its place, so that its figures start drawing sooner; `extend`
+        puts it in its place."""
+        return Doc(self.figures_dir)
+
+    def extend(self, part: "Doc"):
+        self.blocks += part.blocks
 
     def h(self, level: int, text: str):
         self.blocks.append(("h", level, text))
@@ -40,13 +48,13 @@ class Doc:
         """A piece only the HTML page can show (an interactive view), and what the Markdown says in its place."""
         self.blocks.append(("raw", html_text, markdown))
 
-    def figure(self, name: str, fig, caption: str):
+    def figure(self, name: str, p: Plot, caption: str):
         path = self.figures_dir / f"{figure_file(name)}.png"
-        self.saver.save(fig, path)
+        self.painter.paint(p, path)
         self.blocks.append(("img", path, caption))
 
     def markdown(self) -> str:
-        self.saver.wait()
+        self.painter.wait()
         out = []
         for kind, *a in self.blocks:
             if kind == "h":
@@ -70,7 +78,7 @@ class Doc:
         return "\n\n".join(out) + "\n"
 
     def html(self, title: str) -> str:
-        self.saver.wait()
+        self.painter.wait()
         e = html.escape
         body = []
         for kind, *a in self.blocks:

@@ -1,14 +1,9 @@
-"""The report's figures, drawn with seaborn from plain pandas tables (no MLflow here) and saved as PNG.
+"""The report's figures, drawn with seaborn from plain pandas tables (no MLflow here) and saved as PNG, in the
+painter's worker processes (analysis/plots.py), which call these functions by name.
 
 Every function returns a matplotlib Figure; `save` writes and closes it. Bands are ± one standard deviation
 over seeds (none with one seed).
 """
-import multiprocessing
-import os
-import pickle
-import sys
-from concurrent.futures import Future, ProcessPoolExecutor
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -27,48 +22,17 @@ CMAP = sns.color_palette("Blues", as_cmap=True)
 
 
 def save(fig, path) -> None:
-    fig.savefig(path, dpi=100, bbox_inches="tight")
+    # Every figure has laid itself out (tight_layout). bbox_inches="tight" measured it all again, and the layout
+    # engine tight_layout leaves behind makes savefig draw the figure once more, unrendered, before drawing it: 12%
+    # and 25% of the report's drawing and saving (2026-12-01). Without that engine the PNG is the same, to the byte.
+    fig.set_layout_engine(None)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
-def _save_pickled(data: bytes, path: str) -> None:
-    save(pickle.loads(data), path)
-
-
-class Saver:
-    """Figures written to PNG by worker processes while the report goes on building the next ones: a figure's
-    savefig (layout, drawing, PNG encoding) was 14 of the report's 55 s on the full store, one after another
-    (cProfile, 2026-12-01). The workers are forked, so they start with matplotlib imported; where fork is not the
-    safe default (macOS, Windows), figures are saved in the process, as before. A figure goes to its worker
-    pickled, which matplotlib supports, and comes out the same PNG (tests/analysis/test_figures.py)."""
-
-    def __init__(self, workers: int | None = None):
-        self.workers = workers if workers is not None else min(4, os.cpu_count() or 1)
-        self._pool: ProcessPoolExecutor | None = None
-        self._jobs: list[Future] = []
-
-    def save(self, fig, path) -> None:
-        if self.workers < 1 or sys.platform != "linux":
-            return save(fig, path)
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"))
-        data = pickle.dumps(fig)
-        plt.close(fig)
-        self._jobs.append(self._pool.submit(_save_pickled, data, str(path)))
-
-    def wait(self) -> None:
-        """Every figure saved, or the first error raised."""
-        jobs, self._jobs = self._jobs, []
-        try:
-            for job in jobs:
-                job.result()
-        finally:
-            if self._pool is not None:
-                self._pool.shutdown(cancel_futures=True)
-                self._pool = None
-
-
-def _heatmap(ax, weights, chars, title, cbar=False):
+def _heatmap(ax, weights, chars, title, cbar=False, xticks=True, yticks=True):
+    """One head's weights; xticks, yticks: the characters along that axis, which a grid shows on its outer panels
+    only (laying out tick labels was 40% of a grid's drawing and saving)."""
     # imshow, not sns.heatmap: seaborn redraws the whole figure once per heatmap to check its tick labels.
     w = np.asarray(weights, dtype=float)
     labels = [VISIBLE.get(c, c) for c in chars[: len(w)]]
@@ -79,8 +43,8 @@ def _heatmap(ax, weights, chars, title, cbar=False):
     ax.set_title(title, fontsize=11)
     ax.set_xlabel("key: the character read")
     ax.set_ylabel("query: the character predicting")
-    ax.set_xticks(range(len(w)), labels, fontsize=8)
-    ax.set_yticks(range(len(w)), labels, fontsize=8)
+    ax.set_xticks(range(len(w)), labels, fontsize=8) if xticks else ax.set_xticks([])
+    ax.set_yticks(range(len(w)), labels, fontsize=8) if yticks else ax.set_yticks([])
     ax.tick_params(length=0)
     ax.grid(False)
     if cbar:
@@ -104,10 +68,13 @@ def attention_grid(models: list[tuple[str, dict]], title: str):
                 ax.axis("off")
                 continue
             name, b, h, w = maps[c]
-            _heatmap(ax, w, chars, f"{name}: block {b}, head {h}")
+            # The characters along the left edge and under the last panel of each column that reads them.
+            below = rows[r + 1] if r + 1 < len(rows) else None
+            last = below is None or c >= len(below[1]) or below[0] != chars
+            _heatmap(ax, w, chars, f"{name}: block {b}, head {h}", xticks=last, yticks=c == 0)
             if c:
                 ax.set_ylabel("")
-            if r < len(rows) - 1:
+            if not last:
                 ax.set_xlabel("")
     fig.suptitle(title, fontsize=13)
     fig.tight_layout()
@@ -137,6 +104,8 @@ def lines(df: pd.DataFrame, x: str, hue: str, title: str, xlabel: str, ylabel: s
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     if x == "step":
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if fig is not None:
+        fig.tight_layout()
     return fig or ax.figure
 
 
@@ -165,6 +134,7 @@ def curves(df: pd.DataFrame, hlines: dict[str, float], title: str):
            if all("loss" in m for m in metrics) else "value")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend()
+    fig.tight_layout()
     return fig
 
 
@@ -256,5 +226,38 @@ def against_time(curves: pd.DataFrame, budget: float | None, budget_name: str | 
           ylabel, marker="o", ax=a, vline=(budget, f"budget: {budget_name}'s time, {budget:.1f} s") if budget else None)
     lines(curves, "step", "variant", "against steps", "step", ylabel, marker="o", ax=b)
     fig.suptitle(title, fontsize=13)
+    fig.tight_layout()
+    return fig
+
+
+def knockout(tables: dict[str, pd.DataFrame], title: str):
+    """One panel per variant: blocks as rows, each block's matched heads as columns (largest effect first),
+    coloured by the mean increase in validation loss and labelled with the head's type (and how many seeds have a
+    head of that type and rank, when not all do)."""
+    n = len(tables)
+    width = max(int((t["part"] == "head").groupby(t["block"]).sum().max()) for t in tables.values())
+    rows = sum(t["block"].nunique() for t in tables.values())
+    fig, axes = plt.subplots(n, 1, figsize=(max(6.0, 1.55 * width + 2), 0.8 + 0.5 * n + 0.9 * rows), squeeze=False,
+                             gridspec_kw={"height_ratios": [t["block"].nunique() for t in tables.values()]})
+    vmax = max(max(float(t.loc[t["part"] == "head", "_effect"].max()), 1e-3) for t in tables.values())
+    for ax, (variant, t) in zip(axes[:, 0], tables.items()):
+        heads = t[t["part"] == "head"]
+        blocks = sorted(heads["block"].unique())
+        grid = np.full((len(blocks), width), np.nan)
+        for r, b in enumerate(blocks):
+            row = heads[heads["block"] == b]
+            for c, (slot, effect, n) in enumerate(zip(row["head (matched by type)"], row["_effect"], row["seeds"])):
+                grid[r, c] = effect
+                some = f"\n{n} of {t['seeds'].max()} seeds" if n < t["seeds"].max() else ""
+                ax.text(c, r, f"{slot}\n{effect:+.3f}{some}", ha="center", va="center", fontsize=8,
+                        color="white" if effect > 0.6 * vmax else "black")
+        im = ax.imshow(np.ma.masked_invalid(grid), cmap="Reds", vmin=min(0.0, np.nanmin(grid)), vmax=vmax,
+                       aspect="auto")
+        ax.set_yticks(range(len(blocks)), [f"block {b}" for b in blocks])
+        ax.set_xticks([])
+        ax.set_title(variant, fontsize=11)
+        ax.grid(False)
+        fig.colorbar(im, ax=ax, label="loss increase", shrink=0.9)
+    fig.suptitle(title, fontsize=12)
     fig.tight_layout()
     return fig

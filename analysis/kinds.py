@@ -17,8 +17,9 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from analysis import figures, runs, stats
+from analysis import runs, stats
 from analysis.document import Doc, figure_file
+from analysis.plots import Plot, plot
 from analysis.store import ExerciseRuns
 from lm.exercises import Exercise
 
@@ -38,14 +39,14 @@ class Context:
     heads: dict[str, pd.DataFrame]
     used: set = field(default_factory=set)
 
-    def figure(self, what: str, fig, caption: str):
+    def figure(self, what: str, p: Plot, caption: str):
         """A figure named <exercise>_<what>, numbered when the section has two of a kind."""
         base = figure_file(f"{self.er.exercise.name}_{what}")
         name, k = base, 2
         while name in self.used:
             name, k = f"{base}{k}", k + 1
         self.used.add(name)
-        self.doc.figure(name, fig, caption)
+        self.doc.figure(name, p, caption)
 
 
 # --- helpers shared with the frame and the exercises' own sections ---------------------------------------------
@@ -136,7 +137,7 @@ class Curves(Kind):
                 lines[f"{label(b, self.labels)}, {np.mean(values):.3f}"] = float(np.mean(values))
         names = " and ".join(label(m, self.labels) for m in self.histories())
         title = f"{self.title or er.exercise.title + ': ' + names + ' against step'} ({seeds_note(er, er.variants)})"
-        ctx.figure(self.name, figures.curves(pd.concat(parts, ignore_index=True), lines, title),
+        ctx.figure(self.name, plot("curves", pd.concat(parts, ignore_index=True), lines, title),
                    f"{names[0].upper() + names[1:]} against step, one line per variant"
                    f"{' and metric' if len(self.histories()) > 1 else ''}: the mean over seeds with a ± 1 std band"
                    + (f"; the horizontal lines are {', '.join(lines)}." if lines else "."))
@@ -156,7 +157,7 @@ class Final(Kind):
                            for s, x in zip(er.rows(v)["seed"], er.rows(v).get(f"metrics.{k}", []))
                            if x is not None and not pd.isna(x)])
         if len(df):
-            ctx.figure(self.name, figures.finals(df, f"{er.exercise.title}: final values"),
+            ctx.figure(self.name, plot("finals", df, f"{er.exercise.title}: final values"),
                        "Final value per variant: the mean over seeds with its 95% t-interval (none with one seed), "
                        "and each seed.")
         _final_table(ctx, er.variants, keys)
@@ -190,7 +191,7 @@ class Sweep(Kind):
                                      **{k: _number(er.param(v, k)) for k in swept}})
         if rows:
             ylabel = self.ylabel or (label(keys[0]) if len(keys) == 1 else "value")
-            ctx.figure(self.name, figures.sweep(pd.DataFrame(rows), swept, er.exercise.title, ylabel, self.percent),
+            ctx.figure(self.name, plot("sweep", pd.DataFrame(rows), swept, er.exercise.title, ylabel, self.percent),
                        f"Final {', '.join(keys)} against each swept value ({', '.join(swept)}): the mean over seeds "
                        f"with its 95% t-interval (none with one seed), and each seed as a dot.")
         _final_table(ctx, er.variants, keys, swept)
@@ -223,7 +224,7 @@ class Heads(Kind):
         stats_ = [s for s in self.statistics if any(s in t and t[s].notna().any() for t in maps.values())]
         if not maps or not stats_:
             return ctx.doc.p("No head statistics (heads.csv) in this exercise's runs.")
-        ctx.figure(self.name, figures.head_maps(maps, stats_, f"{er.exercise.title}: head statistics"),
+        ctx.figure(self.name, plot("head_maps", maps, stats_, f"{er.exercise.title}: head statistics"),
                    "Each head's statistics (heads.csv: blocks down, heads across, numbered from 1), the mean over "
                    "seeds; the colours run from 0 to 1 for a statistic that is a share, else over its range.")
 
@@ -245,7 +246,7 @@ class Attention(Kind):
         if not maps:
             return ctx.doc.p("No attention maps (attention.json) in this exercise's runs.")
         line = "".join(maps[0][1]["chars"])
-        ctx.figure(self.name, figures.attention_grid(maps, f"{er.exercise.title}: every head on {line!r}"),
+        ctx.figure(self.name, plot("attention_grid", maps, f"{er.exercise.title}: every head on {line!r}"),
                    f"Attention weights of every head ({'; '.join(first_seed_note(er, v) for v, _ in maps)}) on "
                    f"{line!r}: one row per query character, one column per key it reads; above the diagonal is "
                    f"masked. ␣ is a space.")
@@ -266,7 +267,7 @@ class ByPosition(Kind):
         df = pd.concat([p for p in parts if len(p)] or [pd.DataFrame()], ignore_index=True)
         if not len(df):
             return ctx.doc.p(f"No {self.metric} was logged.")
-        ctx.figure(self.name, figures.lines(df, "step", "variant", f"{label(self.metric)} by position in the window",
+        ctx.figure(self.name, plot("lines", df, "step", "variant", f"{label(self.metric)} by position in the window",
                                             "position in the window (characters of context before it)",
                                             label(self.metric)),
                    "Loss of the prediction at each position of the window, mean over seeds: a position sees that "
@@ -328,7 +329,7 @@ class AgainstTime(Kind):
         table = er.budget()
         budget = float(table["budget_s"].iloc[0]) if table is not None and len(table) else None
         what = label(self.metric)
-        ctx.figure(self.name, figures.against_time(curves, budget, er.exercise.budget,
+        ctx.figure(self.name, plot("against_time", curves, budget, er.exercise.budget,
                                                    f"{er.exercise.title}: {what}", what),
                    f"{what[0].upper() + what[1:]} against training seconds (validation excluded) and against steps, "
                    f"one line per variant"

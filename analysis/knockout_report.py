@@ -1,21 +1,21 @@
 """The report's knock-out section: which heads matter, beside what they look at, averaged over seeds.
 
 Head order is arbitrary: seed 2's head 3 need not do what seed 1's head 3 does. So heads are matched across seeds
-by type (their strongest statistic, lm.knockout.TYPES) within a block; two heads of one type in a block are told
-apart by rank (the higher score first). Each matched head's loss increase is the mean over the seeds that have it,
+by type (their strongest statistic, lm.knockout_table.TYPES) within a block; two heads of one type in a block are
+told apart by rank (the higher score first). Each matched head's loss increase is the mean over the seeds that have it,
 with a 95% t-interval.
 """
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
 from analysis import claims, stats
 from analysis.document import Doc
+from analysis.plots import plot
 from analysis.store import ExerciseRuns
-from lm.knockout import WINDOWS, Mode, Part, head_types
+from lm.knockout_table import WINDOWS, Mode, Part, head_types
 
 TITLE = "Which heads matter: knock-out"
 REFERENCES = {Part.ATTN.value: "whole attention", Part.MLP.value: "MLP"}
@@ -42,29 +42,35 @@ def mean_interval(values, digits: int = 3) -> str:
     return text if low is None else f"{text} ({low:+.{digits}f} to {high:+.{digits}f})"
 
 
-def matched(er: ExerciseRuns, variant: str) -> pd.DataFrame:
+def matched(er: ExerciseRuns, variant: str, heads: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per run and target: seed, block, head, part, slot (the matched name: type and rank), type score,
-    and the increase under mean and zero ablation."""
-    parts = []
+    and the increase under mean and zero ablation. heads: each run's heads.csv table, by run id; a run without one
+    names its heads by index."""
+    knocked, typed = [], []
     for run in er.rows(variant)[["run_id", "seed"]].itertuples():   # every column's tuple would cost 20 ms
-        path, heads = er.reader.artifact(run.run_id, "knockout.csv"), er.reader.artifact(run.run_id, "heads.csv")
+        path = er.reader.artifact(run.run_id, "knockout.csv")
         if not path:
             continue
-        table = pd.read_csv(path)
-        wide = (table.set_index(["block", "head", "part", "mode"])["increase"].unstack("mode").reset_index()
-                .dropna(subset=[Mode.MEAN.value]))
-        heads_only = wide[wide["part"] == Part.HEAD.value]
-        if heads:
-            typed = head_types(pd.read_csv(heads))[["block", "head", "type", "type_score"]]
-            heads_only = heads_only.merge(typed, on=["block", "head"], how="left")
-        else:
-            heads_only = heads_only.assign(type="head " + heads_only["head"].astype(int).astype(str), type_score=np.nan)
-        heads_only = heads_only.sort_values("type_score", ascending=False)
-        rank = heads_only.groupby(["block", "type"]).cumcount() + 1
-        heads_only["slot"] = heads_only["type"] + np.where(rank > 1, " #" + rank.astype(str), "")
-        refs = wide[wide["part"] != Part.HEAD.value].assign(slot=lambda d: d["part"].map(REFERENCES))
-        parts.append(pd.concat([heads_only, refs], ignore_index=True).assign(seed=run.seed))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        knocked.append(pd.read_csv(path).assign(seed=run.seed))
+        if run.run_id in heads:
+            typed.append(head_types(heads[run.run_id])[["block", "head", "type", "type_score"]].assign(seed=run.seed))
+    if not knocked:
+        return pd.DataFrame()
+    # Every run at once: pandas costs milliseconds a call, whatever the rows (1.1 s a report, run by run).
+    wide = (pd.concat(knocked, ignore_index=True).set_index(["seed", "block", "head", "part", "mode"])["increase"]
+            .unstack("mode").reset_index().dropna(subset=[Mode.MEAN.value]))
+    heads_only = wide[wide["part"] == Part.HEAD.value]
+    if typed:
+        heads_only = heads_only.merge(pd.concat(typed), on=["seed", "block", "head"], how="left")
+    else:
+        heads_only = heads_only.assign(type=None, type_score=np.nan)
+    by_index = heads_only["type"].isna()
+    heads_only.loc[by_index, "type"] = "head " + heads_only.loc[by_index, "head"].astype(int).astype(str)
+    heads_only = heads_only.sort_values("type_score", ascending=False, kind="stable")
+    rank = heads_only.groupby(["seed", "block", "type"]).cumcount() + 1
+    heads_only["slot"] = heads_only["type"] + np.where(rank > 1, " #" + rank.astype(str), "")
+    refs = wide[wide["part"] != Part.HEAD.value].assign(slot=lambda d: d["part"].map(REFERENCES))
+    return pd.concat([heads_only, refs], ignore_index=True)
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -83,40 +89,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return out.assign(_p=out["part"].map(order)).sort_values(["block", "_p", "_effect"], ascending=[True, True, False])
 
 
-def heatmap(tables: dict[str, pd.DataFrame], title: str):
-    """One panel per variant: blocks as rows, each block's matched heads as columns (largest effect first),
-    coloured by the mean increase in validation loss and labelled with the head's type (and how many seeds have a
-    head of that type and rank, when not all do)."""
-    n = len(tables)
-    width = max(int((t["part"] == "head").groupby(t["block"]).sum().max()) for t in tables.values())
-    rows = sum(t["block"].nunique() for t in tables.values())
-    fig, axes = plt.subplots(n, 1, figsize=(max(6.0, 1.55 * width + 2), 0.8 + 0.5 * n + 0.9 * rows), squeeze=False,
-                             gridspec_kw={"height_ratios": [t["block"].nunique() for t in tables.values()]})
-    vmax = max(max(float(t.loc[t["part"] == "head", "_effect"].max()), 1e-3) for t in tables.values())
-    for ax, (variant, t) in zip(axes[:, 0], tables.items()):
-        heads = t[t["part"] == "head"]
-        blocks = sorted(heads["block"].unique())
-        grid = np.full((len(blocks), width), np.nan)
-        for r, b in enumerate(blocks):
-            row = heads[heads["block"] == b]
-            for c, (slot, effect, n) in enumerate(zip(row["head (matched by type)"], row["_effect"], row["seeds"])):
-                grid[r, c] = effect
-                some = f"\n{n} of {t['seeds'].max()} seeds" if n < t["seeds"].max() else ""
-                ax.text(c, r, f"{slot}\n{effect:+.3f}{some}", ha="center", va="center", fontsize=8,
-                        color="white" if effect > 0.6 * vmax else "black")
-        im = ax.imshow(np.ma.masked_invalid(grid), cmap="Reds", vmin=min(0.0, np.nanmin(grid)), vmax=vmax,
-                       aspect="auto")
-        ax.set_yticks(range(len(blocks)), [f"block {b}" for b in blocks])
-        ax.set_xticks([])
-        ax.set_title(variant, fontsize=11)
-        ax.grid(False)
-        fig.colorbar(im, ax=ax, label="loss increase", shrink=0.9)
-    fig.suptitle(title, fontsize=12)
-    fig.tight_layout()
-    return fig
-
-
-def section(doc: Doc, runs: dict[str, ExerciseRuns]) -> None:
+def section(doc: Doc, runs: dict[str, ExerciseRuns], heads: dict[str, pd.DataFrame]) -> None:
+    """heads: each run's heads.csv table, by run id."""
     doc.h(2, TITLE)
     doc.p(f"Each head is knocked out alone, on the first {WINDOWS} windows of the fixed validation set: its output "
           f"(its slice of the input to the attention's output projection) is replaced by its mean over those windows "
@@ -129,17 +103,17 @@ def section(doc: Doc, runs: dict[str, ExerciseRuns]) -> None:
     for name, er in runs.items():
         if er.exercise.init_from:
             continue  # the same models as the exercise it samples
-        er.reader.prefetch(artifacts=[(r, a) for r in er.finished["run_id"] for a in ("knockout.csv", "heads.csv")])
+        er.reader.prefetch(artifacts=[(r, "knockout.csv") for r in er.finished["run_id"]])
         tables = {}
         for v in er.variants:
-            df = matched(er, v)
+            df = matched(er, v, heads)
             if len(df):
                 tables[v] = summary(df)
         if not tables:
             continue
         exercises_done += 1
         doc.h(3, f"{er.exercise.title} ({name})")
-        doc.figure(f"{name}_knockout", heatmap(tables, f"{er.exercise.title}: loss increase per head"),
+        doc.figure(f"{name}_knockout", plot("knockout", tables, f"{er.exercise.title}: loss increase per head"),
                    "Increase in validation loss when each head is replaced by its mean, mean over seeds; each "
                    "panel is a variant, each row a block, each cell a head labelled with its type.")
         doc.table(pd.concat([t.assign(variant=v) for v, t in tables.items()], ignore_index=True)

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import attention_view, claims, environments, knockout_report, parent_runs, sections, stats
+from analysis import attention_view, claims, environments, knockout_report, parent_runs, plots, sections, stats
 from analysis.options import Options, OptionError, parse  # noqa: F401
 from analysis.document import Doc
 from analysis.kinds import Context, Kind, what_changes
@@ -156,8 +156,10 @@ def comparisons(doc: Doc, runs: dict[str, ExerciseRuns]):
 def failures(doc: Doc, runs: dict[str, ExerciseRuns]):
     doc.h(2, "Failed and unfinished runs")
     rows = []
+    shown = ["run_id", "status", "variant", "seed", "superseded", "tags.mlflow.runName", "tags.failure_reason",
+             "tags.diverged"]
     for name, er in runs.items():
-        for r in er.others.to_dict("records"):
+        for r in er.others[[c for c in shown if c in er.others]].to_dict("records"):  # not every metric's column
             r = {k: v for k, v in r.items() if isinstance(v, str) or not pd.isna(v)}  # NaN: a tag this run lacks
             rows.append({"exercise": name, "run": r.get("tags.mlflow.runName") or f"{r['variant']}/seed{r['seed']}",
                          "run id": r["run_id"], "status": r["status"],
@@ -208,16 +210,16 @@ def _pct(x) -> str:
     return "-" if x is None or pd.isna(x) else f"{x:.0%}"
 
 
-def prefetch(runs: dict[str, ExerciseRuns], parts: dict[str, list[Kind]]) -> None:
-    """What the sections read beyond search_runs, for every finished run, fetched side by side."""
-    histories, artifacts = [], []
-    for name, er in runs.items():
-        ids = er.finished["run_id"].tolist()
-        histories += [(r, k) for r in ids for part in parts[name] for k in part.histories()]
-        artifacts += [(r, a) for r in ids for part in parts[name] for a in part.artifacts()]
-        artifacts += [(r, "heads.csv") for r in ids if not er.exercise.init_from]
-    if runs:
-        next(iter(runs.values())).reader.prefetch(dict.fromkeys(histories), dict.fromkeys(artifacts))
+def prefetch(er: ExerciseRuns, parts: list[Kind]) -> dict[str, pd.DataFrame]:
+    """What an exercise's section reads beyond search_runs, for every finished run, fetched side by side; returns
+    the runs' heads.csv tables, by run id."""
+    ids = er.finished["run_id"].tolist()
+    histories = [(r, k) for r in ids for part in parts for k in part.histories()]
+    artifacts = [(r, a) for r in ids for part in parts for a in part.artifacts()]
+    artifacts += [(r, "heads.csv") for r in ids if not er.exercise.init_from]
+    er.reader.prefetch(dict.fromkeys(histories), dict.fromkeys(artifacts))
+    paths = {r: er.reader.artifact(r, "heads.csv") for r in ids if not er.exercise.init_from}
+    return {r: pd.read_csv(path) for r, path in paths.items() if path}
 
 
 # --- the whole report ------------------------------------------------------------------------------------
@@ -228,17 +230,17 @@ def build(runs: dict[str, ExerciseRuns], opts: Options, uri: str, out: Path, tit
     figs.mkdir(parents=True, exist_ok=True)
     for old in figs.glob("*.png"):
         old.unlink()
-    parts = {name: sections.entries(er.exercise) for name, er in runs.items()}
-    prefetch(runs, parts)
-    heads_by_run = {}
-    for er in runs.values():
-        if er.exercise.init_from:
-            continue
-        for run_id in er.finished["run_id"]:
-            path = er.reader.artifact(run_id, "heads.csv")
-            if path:
-                heads_by_run[run_id] = pd.read_csv(path)
     doc = Doc(figs)
+    # The exercises' sections and the knock-outs are written first, each exercise's as soon as its runs are read:
+    # they hold the figures, which the painter's workers draw while the frame is written. Written last, the
+    # figures were the report's critical path, and the workers waited 4.7 s for their first (2026-12-01).
+    exercise_sections, knockouts = doc.part(), doc.part()
+    heads_by_run = {}
+    for name, er in runs.items():
+        parts = sections.entries(er.exercise)
+        heads_by_run.update(prefetch(er, parts))
+        sections.render(Context(exercise_sections, er, heads_by_run), parts)
+    knockout_report.section(knockouts, runs, heads_by_run)
     doc.h(1, title)
     overview(doc, runs, opts, uri)
     environments.section(doc, runs)
@@ -247,10 +249,9 @@ def build(runs: dict[str, ExerciseRuns], opts: Options, uri: str, out: Path, tit
     comparisons(doc, runs)
     failures(doc, runs)
     head_statistics(doc, runs, heads_by_run)
-    knockout_report.section(doc, runs)
+    doc.extend(knockouts)
     attention_view.section(doc, runs)
-    for name, er in runs.items():
-        sections.render(Context(doc, er, heads_by_run), parts[name])
+    doc.extend(exercise_sections)
     return doc, counts
 
 
@@ -327,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
             e = bad
         print(f"error: {e}", file=sys.stderr)
         return 2 if isinstance(e, ConfigError) else 1
+    plots.PAINTER.start()  # its workers import matplotlib and seaborn while this process reads the first runs
     out = Path(opts.out)
     title = "tinygpt ablations: the lessons' exercises, reproduced" + (" (quick suite)" if opts.quick else "")
     doc, counts = build(runs, opts, uri, out, title)
@@ -341,4 +343,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli.finish(main())

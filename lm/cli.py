@@ -6,9 +6,10 @@ check below takes a few tenths of a second. A command module calls `before_impor
 `if __name__ == "__main__"`, so a mistake is one line before anything heavy loads; its `main()` makes the same
 checks again through the same functions (the composed config is cached), so that main() works when imported.
 """
+import gc
 import sys
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NoReturn
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
@@ -26,6 +27,14 @@ def before_imports(front: Callable[[list[str]], int | None]) -> None:
     code = front(sys.argv[1:])
     if code is not None:
         sys.exit(code)
+
+
+def finish(code: int) -> NoReturn:
+    """Exits with code, past the interpreter's last garbage collection, which walks every object the imports made
+    (0.5 s at the end of a report, 2026-12-01) to free memory the process is about to hand back anyway. Exit handlers
+    and finalizers still run."""
+    gc.freeze()
+    sys.exit(code)
 
 
 def fail(message: str, code: int = 2) -> int:

@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import torch
 
-from lm import heads
+from lm import head_measure
 from lm.data import Corpus, DataConfig
 from lm.model import GPT, honest_loss, token_losses
 from lm.sample import (generate, line_length, next_char_probs, real_word_share, speaker_line_share, training_words,
@@ -93,18 +93,18 @@ def attention_on(model: GPT, corpus: Corpus, line: str) -> dict:
 
 @torch.no_grad()
 def head_statistics(model: GPT, corpus: Corpus, batches, windows: int, skip: int) -> pd.DataFrame:
-    """heads.head_table on validation windows; of documents, only the rows that read a real character (a name's
-    BOS and letters), never the padding after its end, whose target is -1."""
+    """head_measure.head_table on validation windows; of documents, only the rows that read a real character (a
+    name's BOS and letters), never the padding after its end, whose target is -1."""
     x, y = (torch.cat(t)[:windows] for t in zip(*batches))
     _, maps = model.attention_maps(x)
     boundary = {corpus.stoi[c] for c in " \n" if c in corpus.stoi} | ({corpus.bos} if corpus.documents else set())
     real = (y >= 0).cpu() if corpus.documents else None
-    table = heads.head_table([m.float().cpu() for m in maps], x.cpu(), boundary, skip=min(skip, x.size(1) - 1),
-                             real=real)
+    table = head_measure.head_table([m.float().cpu() for m in maps], x.cpu(), boundary,
+                                    skip=min(skip, x.size(1) - 1), real=real)
     if not has_word_starts(corpus):  # see not_applicable
         table["word_start_score"] = math.nan
     exclude = {corpus.bos} if corpus.documents else set()
-    induction = heads.induction_score(model, model.config.vocab_size, exclude=exclude)
+    induction = head_measure.induction_score(model, model.config.vocab_size, exclude=exclude)
     return table.merge(induction, on=["block", "head"])
 
 

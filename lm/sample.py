@@ -151,4 +151,4 @@ def _newest_trained(store) -> str:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    cli.finish(main())

@@ -440,4 +440,4 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli.finish(main())

@@ -115,4 +115,4 @@ def main(argv: list[str], cfg: bool = False) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    cli.finish(main(sys.argv[1:]))

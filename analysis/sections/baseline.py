@@ -2,7 +2,7 @@
 of what every head does, each beside the lesson's own numbers."""
 import pandas as pd
 
-from analysis import figures
+from analysis.plots import plot
 from lm.heads import strongest
 from analysis.kinds import Context, first_seed_note
 
@@ -21,7 +21,7 @@ def render(ctx: Context):
     att, table = er.reader.json(run.run_id, "attention.json"), ctx.heads.get(run.run_id)
     if att and table is not None and table[["prev_token_score", "word_start_score"]].notna().any().all():
         prev, word = strongest(table, "prev_token_score"), strongest(table, "word_start_score")
-        ctx.figure("two_heads", figures.two_heads(att, [
+        ctx.figure("two_heads", plot("two_heads", att, [
             (*prev, f"previous character (score {_value(table, prev, 'prev_token_score'):.2f})"),
             (*word, f"start of the word (score {_value(table, word, 'word_start_score'):.2f})")],
             "Lesson 000's two views: the strongest previous-token head and the strongest word-start head"),

@@ -7,7 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from lm.heads import STATISTICS, TL_CONVENTION, head_table, headline, induction_score, percent_metrics, strongest
+from lm.head_measure import head_table, induction_score
+from lm.heads import STATISTICS, TL_CONVENTION, headline, percent_metrics, strongest
 from lm.model import GPT, GPTConfig
 
 T, SKIP = 24, 8

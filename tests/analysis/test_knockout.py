@@ -7,7 +7,7 @@ import torch
 from torch.nn import functional as F
 
 from lm import knockout
-from lm.knockout import Mode, Part, Target
+from lm.knockout_table import Mode, Part, Target, head_types
 from lm.model import GPT, GPTConfig
 
 V, T = 6, 8
@@ -150,7 +150,7 @@ def test_the_run_metrics_name_block_ones_previous_character_head_and_the_sharpes
     assert m["knockout_sharpest_head"] == increase(table, "b2h2")
     assert m["knockout_head_max"] == max(increase(table, k) for k in ("b1h1", "b1h2", "b2h1", "b2h2"))
     assert {"knockout_b1_attn", "knockout_zero_b2_mlp", "knockout_seconds"} <= m.keys()
-    typed = knockout.head_types(heads)
+    typed = head_types(heads)
     assert typed["type"].tolist() == ["two back", "previous", "previous", "previous"]
 
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from lm import config, heads, probes
+from lm import config, head_measure, probes
 from lm.data import CorpusDataModule, load_corpus
 from lm.model import GPT, GPTConfig, KVCache
 from lm.module import honest_loss
@@ -114,8 +114,8 @@ def test_microgpts_head_statistics_read_real_characters_only():
     with torch.no_grad():
         _, maps = model.attention_maps(x)
     boundary = {corpus.bos}
-    everything = heads.head_table(maps, x, boundary, skip=cfg.eval.head_skip)
-    real_only = heads.head_table(maps, x, boundary, skip=cfg.eval.head_skip, real=y >= 0)
+    everything = head_measure.head_table(maps, x, boundary, skip=cfg.eval.head_skip)
+    real_only = head_measure.head_table(maps, x, boundary, skip=cfg.eval.head_skip, real=y >= 0)
     for column in ("max_weight", "offset1_share", "entropy", "positional_score"):
         assert table[column].tolist() == pytest.approx(real_only[column].tolist()), column
     assert table["max_weight"].tolist() != pytest.approx(everything["max_weight"].tolist())

@@ -8,6 +8,7 @@ import pstats
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 # (what, the command's arguments after `python`, the issue's target in seconds or None)
@@ -49,12 +50,23 @@ BREAKDOWN = [
 
 
 def wall(args: list[str], env: dict, check: int | None = None) -> float:
+    return timed(args, env, check)[0]
+
+
+def timed(args: list[str], env: dict, check: int | None = None) -> tuple[float, float]:
+    """The process's wall seconds, and the seconds from its last line on stdout to its end: its exit."""
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - t
-    if check is not None and p.returncode != check:
-        raise RuntimeError(f"python {' '.join(args)} exited {p.returncode}, not {check}: {p.stderr[-2000:]}")
-    return seconds
+    with tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+        last = t
+        for _ in p.stdout:
+            last = time.perf_counter()
+        p.wait()
+        end = time.perf_counter()
+        err.seek(0)
+        if check is not None and p.returncode != check:
+            raise RuntimeError(f"python {' '.join(args)} exited {p.returncode}, not {check}: {err.read()[-2000:]}")
+    return end - t, end - last
 
 
 def startup(table, scratch: str, n: int, commands=STARTUP) -> None:
@@ -76,14 +88,16 @@ def whole_run(table, scratch: str, steps: int, repeats: int, extra: list[str] = 
         ["-c", "import lm.tracking"], env, 0)
     harness, plain = [], []
     for _ in range(repeats):
-        plain.append(wall(["-m", "lm.plain_loop", str(steps)], env, 0))
-        harness.append(wall(["-m", "lm.train", f"train.steps={steps}", *extra], env, 0))
-    h, p = statistics.median(harness), statistics.median(plain)
+        plain.append(timed(["-m", "lm.plain_loop", str(steps)], env, 0))
+        harness.append(timed(["-m", "lm.train", f"train.steps={steps}", *extra], env, 0))
+    (h, h_exit), (p, p_exit) = (tuple(map(statistics.median, zip(*runs))) for runs in (harness, plain))
     table.section(f"a whole `make train` process against a plain PyTorch loop's process, {steps} steps each, start-up "
                   f"and a final evaluation included, back to back, median of {repeats}")
     table.add("plain loop (python -m lm.plain_loop)", f"{p:.1f} s")
     table.add("make train, default options (python -m lm.train)", f"{h:.1f} s",
               f"ratio {h / p:.3f} (target ≤ 1.05)")
+    table.add("  of which the exit, after the last line: plain; make train", f"{p_exit:.2f} s; {h_exit:.2f} s",
+              "the interpreter's teardown (lm.cli.finish)")
     table.add("a new store's database, created once (Store())", f"{created:.1f} s", "not in the runs above")
 
     prof = os.path.join(scratch, "train.prof")

@@ -7,10 +7,11 @@ from lm import bench_process
 
 class Rows:
     def __init__(self):
-        self.rows, self.sections = {}, []
+        self.rows, self.values, self.sections = {}, {}, []
 
     def add(self, what, value, note=""):
         self.rows[what] = (float(re.match(r"[\d.]+", value)[0]), note)
+        self.values[what] = [float(x) for x in re.findall(r"[\d.]+", value)]
 
     def section(self, title):
         self.sections.append(title)
@@ -30,6 +31,8 @@ def test_a_whole_train_process_is_set_against_a_plain_loop_with_its_breakdown(tm
     bench_process.whole_run(table, str(tmp_path), steps=20, repeats=1, extra=["eval.every=10"])
     harness = table.rows["make train, default options (python -m lm.train)"]
     assert "target ≤ 1.05" in harness[1] and table.rows["plain loop (python -m lm.plain_loop)"][0] > 0
+    plain_exit, train_exit = table.values["  of which the exit, after the last line: plain; make train"]
+    assert 0 < plain_exit < table.rows["plain loop (python -m lm.plain_loop)"][0] and 0 < train_exit < harness[0]
     end = "end-of-run measurements (the final validation too), of which:"
     for what in ("imports (every import, at start-up and later)", "store opened, its database created",
                  "training (Lightning's fit), of which:", "  checkpoint writes", end, "  head statistics",

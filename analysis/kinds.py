@@ -268,8 +268,7 @@ class ByPosition(Kind):
         if not len(df):
             return ctx.doc.p(f"No {self.metric} was logged.")
         ctx.figure(self.name, plot("lines", df, "step", "variant", f"{label(self.metric)} by position in the window",
-                                            "position in the window (characters of context before it)",
-                                            label(self.metric)),
+                                   "position in the window (characters of context before it)", label(self.metric)),
                    "Loss of the prediction at each position of the window, mean over seeds: a position sees that "
                    "many characters before it, so the curve shows what more context buys, and where a short "
                    "context stops.")
@@ -329,8 +328,8 @@ class AgainstTime(Kind):
         table = er.budget()
         budget = float(table["budget_s"].iloc[0]) if table is not None and len(table) else None
         what = label(self.metric)
-        ctx.figure(self.name, plot("against_time", curves, budget, er.exercise.budget,
-                                                   f"{er.exercise.title}: {what}", what),
+        ctx.figure(self.name, plot("against_time", curves, budget, er.exercise.budget, f"{er.exercise.title}: {what}",
+                                   what),
                    f"{what[0].upper() + what[1:]} against training seconds (validation excluded) and against steps, "
                    f"one line per variant"
                    + (f"; the dashed line is the budget, {er.exercise.budget}'s training time." if budget else "."))

@@ -56,7 +56,8 @@ def matched(er: ExerciseRuns, variant: str, heads: dict[str, pd.DataFrame]) -> p
             typed.append(head_types(heads[run.run_id])[["block", "head", "type", "type_score"]].assign(seed=run.seed))
     if not knocked:
         return pd.DataFrame()
-    # Every run at once: pandas costs milliseconds a call, whatever the rows (1.1 s a report, run by run).
+    # Every run at once: pandas costs milliseconds a call, whatever the rows (under cProfile 0.82 s a report, against
+    # 1.14 s run by run).
     wide = (pd.concat(knocked, ignore_index=True).set_index(["seed", "block", "head", "part", "mode"])["increase"]
             .unstack("mode").reset_index().dropna(subset=[Mode.MEAN.value]))
     heads_only = wide[wide["part"] == Part.HEAD.value]

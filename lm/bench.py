@@ -1,16 +1,17 @@
 """`make bench`: how fast this machine trains and samples the lessons' model, measured side by side in one run.
 
-    python -m lm.bench [quick] [threads=N] [chunks=N] [only=train,sample,suite,memory,startup,process]
+    python -m lm.bench [quick] [threads=N] [chunks=N] [only=train,sample,suite,memory,startup,process,report]
 
 Prints one table: the fp32 matmul rate; the model's FLOPs per training step; the step's matmuls and attention
 kernels alone, and the MFU they allow; a plain PyTorch loop against the harness (Lightning, MLflow and the run's
 callbacks) with its default options, compiled, and with the batch split between the threads; the sampler with and
 without its KV cache; the suite's workers × threads; the peak memory of whole runs at N and 2N steps; how long
-each command takes to print a one-line error or its --cfg; and a whole `make train` process against a plain loop's
-process over the same steps, with where the harness's extra seconds go (lm/bench_process.py). The plain
-loop runs in chunks between the harness's own chunks of steps (A B A B …, under the same load), each chunk's first
-step left out; ratios are medians of chunk against chunk. The machine's load average is printed with them: other
-work on the machine slows everything, and two OpenMP threads most. `quick` takes one to two minutes, the full bench
+each command takes to print a one-line error or its --cfg; a whole `make train` process against a plain loop's
+process over the same steps, with where the harness's extra seconds go; and `make report` on the store you have,
+which it reads and leaves as it was (lm/bench_process.py). The plain loop runs in chunks between the harness's own
+chunks of steps (A B A B …, under the same load), each chunk's first step left out; ratios are medians of chunk
+against chunk. The machine's load average is printed with them: other work on the machine slows everything, and two
+OpenMP threads most. `quick` takes one to two minutes, the full bench
 four to five. Runs go to a scratch MLflow store, deleted after.
 """
 from __future__ import annotations
@@ -35,7 +36,7 @@ from lm.data import load_corpus
 from lm.model import GPT, GPTConfig, train_flops
 from lm.sample import generate
 
-SECTIONS = ("train", "sample", "suite", "memory", "startup", "process")
+SECTIONS = ("train", "sample", "suite", "memory", "startup", "process", "report")
 # The harness's speed options; each changes only round-off (the bench and tests/speed show by how much). With two
 # threads or more, FAST is the fastest set here; a compiled step is slower split, its kernels holding Python's lock.
 FAST = ["runtime.split_batch=true", "runtime.optimizer_impl=fused"]
@@ -427,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
             bench_process.startup(table, scratch, 1 if o.quick else 3)
         if "process" in o.only:  # the issue's 3,000 steps; quick: the mechanics
             bench_process.whole_run(table, scratch, *((200, 1) if o.quick else (3000, 2)))
+        if "report" in o.only:  # the store's own runs: the full suite's, or with quick the quick suite's
+            bench_process.report(table, scratch, 1 if o.quick else 3, o.quick)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"{time.perf_counter() - started:.0f} s; load average {load()} at the end")

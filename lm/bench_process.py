@@ -1,5 +1,6 @@
-"""`make bench`'s whole-process rows: how long each command takes to answer a mistake or --cfg, and a whole
-`make train` process against a plain loop's process over the same steps, with where the difference goes.
+"""`make bench`'s whole-process rows: how long each command takes to answer a mistake or --cfg, a whole
+`make train` process against a plain loop's process over the same steps, with where the difference goes, and
+`make report` on the store a user's `make report` reads.
 
 Every figure here is the wall time of a separate process, start-up included, as a user waits for it.
 """
@@ -10,6 +11,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import NamedTuple
+
+from lm.store_check import resolve_uri
 
 # (what, the command's arguments after `python`, the issue's target in seconds or None)
 STARTUP = [
@@ -49,12 +53,18 @@ BREAKDOWN = [
 ]
 
 
+class Timed(NamedTuple):
+    seconds: float    # the process, start to end
+    exit: float       # from its last line on stdout to its end
+    code: int
+
+
 def wall(args: list[str], env: dict, check: int | None = None) -> float:
-    return timed(args, env, check)[0]
+    return timed(args, env, check).seconds
 
 
-def timed(args: list[str], env: dict, check: int | None = None) -> tuple[float, float]:
-    """The process's wall seconds, and the seconds from its last line on stdout to its end: its exit."""
+def timed(args: list[str], env: dict, check: int | None = None) -> Timed:
+    """A process of `python args`, timed; one that does not exit with check (when given) is an error."""
     t = time.perf_counter()
     with tempfile.TemporaryFile("w+") as err:
         p = subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=err, text=True)
@@ -66,7 +76,7 @@ def timed(args: list[str], env: dict, check: int | None = None) -> tuple[float, 
         err.seek(0)
         if check is not None and p.returncode != check:
             raise RuntimeError(f"python {' '.join(args)} exited {p.returncode}, not {check}: {err.read()[-2000:]}")
-    return end - t, end - last
+    return Timed(end - t, end - last, p.returncode)
 
 
 def startup(table, scratch: str, n: int, commands=STARTUP) -> None:
@@ -76,6 +86,21 @@ def startup(table, scratch: str, n: int, commands=STARTUP) -> None:
     for what, args, target in commands:
         s = statistics.median(wall(args, env) for _ in range(n))
         table.add(what, f"{s:.2f} s", f"target ≤ {target:.1f} s" if target else "")
+
+
+def report(table, scratch: str, n: int, quick: bool = False) -> None:
+    """`python -m analysis.report` on the store `make report` would read (the quick suite's with quick), a process
+    each, median of n; it writes to the scratch folder and logs nothing, so the store is left as it was."""
+    what = "the quick suite's" if quick else "the full suite's"
+    uri = resolve_uri(None)
+    args = ["-m", "analysis.report", f"out={os.path.join(scratch, 'report')}", "log=false", f"quick={quick}"]
+    table.section(f"`make report` on {uri}, {what} runs, a process each, median of {n}, logging itself left out")
+    runs = [timed(args, {**os.environ}) for _ in range(n)]
+    if any(r.code for r in runs):
+        table.add("python -m analysis.report", "no runs", f"run `make ablations{'-quick' if quick else ''}` first")
+        return
+    s = statistics.median(r.seconds for r in runs)
+    table.add("python -m analysis.report", f"{s:.1f} s", "target ≤ 10 s on the full 3-seed store")
 
 
 def whole_run(table, scratch: str, steps: int, repeats: int, extra: list[str] = ()) -> None:
@@ -90,7 +115,8 @@ def whole_run(table, scratch: str, steps: int, repeats: int, extra: list[str] = 
     for _ in range(repeats):
         plain.append(timed(["-m", "lm.plain_loop", str(steps)], env, 0))
         harness.append(timed(["-m", "lm.train", f"train.steps={steps}", *extra], env, 0))
-    (h, h_exit), (p, p_exit) = (tuple(map(statistics.median, zip(*runs))) for runs in (harness, plain))
+    h, h_exit = (statistics.median(getattr(r, k) for r in harness) for k in ("seconds", "exit"))
+    p, p_exit = (statistics.median(getattr(r, k) for r in plain) for k in ("seconds", "exit"))
     table.section(f"a whole `make train` process against a plain PyTorch loop's process, {steps} steps each, start-up "
                   f"and a final evaluation included, back to back, median of {repeats}")
     table.add("plain loop (python -m lm.plain_loop)", f"{p:.1f} s")

@@ -38,3 +38,17 @@ def store(tmp_path, monkeypatch):
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     monkeypatch.setenv("TINYGPT_STORE", str(tmp_path / "mlruns"))
     return tmp_path / "mlruns"
+
+
+# One store made by the quick suite, shared by every test of the session that reads one (the suite takes ~40 s).
+@pytest.fixture(scope="session")
+def quick_store(tmp_path_factory):
+    """The folder of a store holding every exercise of the quick suite (`quick/<exercise>`), one seed each."""
+    from lm import suite
+
+    root = tmp_path_factory.mktemp("quick-store")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("MLFLOW_TRACKING_URI", raising=False)
+        mp.setenv("TINYGPT_STORE", str(root))
+        assert suite.main(["quick=true"]) == 0
+    return root

@@ -1,5 +1,6 @@
-"""`make bench`'s whole-process rows at toy size: the start-up rows time real commands, and a whole `make train`
-process is set against a plain loop's, with where its seconds go read from a real profile."""
+"""`make bench`'s whole-process rows at toy size: the start-up rows time real commands, a whole `make train` process
+is set against a plain loop's, with where its seconds go read from a real profile, and the report row times the
+report on the store a user has."""
 import re
 
 from lm import bench_process
@@ -10,7 +11,8 @@ class Rows:
         self.rows, self.values, self.sections = {}, {}, []
 
     def add(self, what, value, note=""):
-        self.rows[what] = (float(re.match(r"[\d.]+", value)[0]), note)
+        number = re.match(r"[\d.]+", value)
+        self.rows[what] = (float(number[0]) if number else value, note)
         self.values[what] = [float(x) for x in re.findall(r"[\d.]+", value)]
 
     def section(self, title):
@@ -40,3 +42,26 @@ def test_a_whole_train_process_is_set_against_a_plain_loop_with_its_breakdown(tm
                  "  the MLflow model (torch.export, its warm-up included)"):
         assert table.rows[what][0] > 0, what
     assert table.rows[end][0] > table.rows["  head statistics"][0]
+
+
+def test_the_report_row_times_the_report_on_the_user_s_store_and_leaves_it_as_it_was(quick_store, tmp_path,
+                                                                                    monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setenv("TINYGPT_STORE", str(quick_store))
+    client = MlflowClient(f"sqlite:///{quick_store}/mlflow.db")
+    before = {e.name for e in client.search_experiments()}
+    table = Rows()
+    bench_process.report(table, str(tmp_path), 1, quick=True)
+    seconds, note = table.rows["python -m analysis.report"]
+    assert seconds > 0 and note == "target ≤ 10 s on the full 3-seed store"
+    assert (tmp_path / "report" / "report.md").is_file()
+    assert {e.name for e in client.search_experiments()} == before   # no report run logged
+
+    monkeypatch.setenv("TINYGPT_STORE", str(tmp_path / "empty"))
+    (tmp_path / "empty").mkdir()
+    table = Rows()
+    bench_process.report(table, str(tmp_path), 1, quick=False)
+    assert table.sections[-1].startswith("`make report` on ")
+    assert table.rows["python -m analysis.report"][1] == "run `make ablations` first"

@@ -43,8 +43,9 @@ def _heatmap(ax, weights, chars, title, cbar=False, xticks=True, yticks=True):
     ax.set_title(title, fontsize=11)
     ax.set_xlabel("key: the character read")
     ax.set_ylabel("query: the character predicting")
-    ax.set_xticks(range(len(w)), labels, fontsize=8) if xticks else ax.set_xticks([])
-    ax.set_yticks(range(len(w)), labels, fontsize=8) if yticks else ax.set_yticks([])
+    none = ([], [])
+    ax.set_xticks(*((range(len(w)), labels) if xticks else none), fontsize=8)
+    ax.set_yticks(*((range(len(w)), labels) if yticks else none), fontsize=8)
     ax.tick_params(length=0)
     ax.grid(False)
     if cbar:

@@ -82,6 +82,21 @@ def _slurm_ending(job_id: str, patience_s: float = 30.0) -> str:
         time.sleep(1)
 
 
+def _slurm_settle(ids: list[str], patience_s: float = 30.0) -> None:
+    """Returns once SLURM lists none of these jobs as pending, running or completing, or after patience_s: a job
+    whose run has returned its result stays COMPLETING while its processes and its epilog end."""
+    deadline = time.monotonic() + patience_s
+    while ids and time.monotonic() < deadline:
+        try:
+            out = subprocess.run(["squeue", "-h", "-t", "PENDING,RUNNING,COMPLETING", "-j", ",".join(ids), "-o", "%i"],
+                                 capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return
+        if out.returncode != 0 or not out.stdout.split():  # an id SLURM has forgotten is an error: gone too
+            return
+        time.sleep(0.5)
+
+
 class _Job:
     """A submitit job as the suite's dispatcher sees it: done() and result(), the error in one line (with SLURM's
     state first, where SLURM ended the job)."""
@@ -343,3 +358,5 @@ class SubmititLauncher:
             self._old_sigint = None
         if cancel:
             self._cancel_running()
+        if self.cluster == "slurm":  # the suite returns once the jobs whose runs have returned have ended
+            _slurm_settle([str(j.job.job_id) for j in self.jobs if isinstance(j, _Job) and j.done()])

@@ -214,11 +214,12 @@ def prefetch(er: ExerciseRuns, parts: list[Kind]) -> dict[str, pd.DataFrame]:
     """What an exercise's section reads beyond search_runs, for every finished run, fetched side by side; returns
     the runs' heads.csv tables, by run id."""
     ids = er.finished["run_id"].tolist()
+    with_heads = [] if er.exercise.init_from else ids  # an exercise that samples another's models has none
     histories = [(r, k) for r in ids for part in parts for k in part.histories()]
     artifacts = [(r, a) for r in ids for part in parts for a in part.artifacts()]
-    artifacts += [(r, "heads.csv") for r in ids if not er.exercise.init_from]
+    artifacts += [(r, "heads.csv") for r in with_heads]
     er.reader.prefetch(dict.fromkeys(histories), dict.fromkeys(artifacts))
-    paths = {r: er.reader.artifact(r, "heads.csv") for r in ids if not er.exercise.init_from}
+    paths = {r: er.reader.artifact(r, "heads.csv") for r in with_heads}
     return {r: pd.read_csv(path) for r, path in paths.items() if path}
 
 

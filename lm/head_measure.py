@@ -57,7 +57,7 @@ class Weights:
         return torch.special.entr(self.W).sum(-1)                  # (B, H, Q), nats; 0 ln 0 = 0
 
     def tl_score(self, pattern: torch.Tensor, exclude_current: bool) -> torch.Tensor:
-        """TransformerLens "mul" score of a 0/1 pattern: one ratio per window, then averaged (module docstring)."""
+        """TransformerLens "mul" score of a 0/1 pattern: one ratio per window, then averaged (see lm/heads.py)."""
         W = self.W * self.rows[:, None, :, None]
         hit = (W * pattern).sum((2, 3))                             # patterns never include the diagonal
         den = W.sum((2, 3))                                         # (B, H)

@@ -36,8 +36,7 @@ N_OFFSETS = 9  # the mass profile m0 … m8
 class Statistic:
     """One head statistic: a column of heads.csv, how it is measured, and how runs log and reports show it."""
     name: str                                  # the column of heads.csv
-    function: Callable | None                  # head_measure.Weights → one block's value per head, (H,);
-    #                                            None: measured apart
+    function: Callable | None                  # head_measure.Weights → (H,), one block's heads; None: apart
     label: str                                 # how the report names it
     unit: str = ""
     percent: bool = False                      # a share of 1, shown as a percentage

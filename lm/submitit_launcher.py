@@ -359,4 +359,4 @@ class SubmititLauncher:
         if cancel:
             self._cancel_running()
         if self.cluster == "slurm":  # the suite returns once the jobs whose runs have returned have ended
-            _slurm_settle([str(j.job.job_id) for j in self.jobs if isinstance(j, _Job) and j.done()])
+            _slurm_settle([str(j.job.job_id) for j in self.jobs if j.done()])

@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 
 from lm.knockout_table import TYPES, WINDOWS, Mode, Part, Target, head_table, headline, metric
-from lm.model import GPT, token_losses
+from lm.model import GPT, losses_of
 
 
 def targets(model: GPT) -> list[Target]:
@@ -68,49 +68,52 @@ def knocked_out(model: GPT, target: Target, value: torch.Tensor):
         handle.remove()
 
 
+def _recorder(sums: dict, keep: list, name):
+    """A hook adding a module's output (or, as a pre-hook, its input) over the scored positions into sums[name]."""
+    def record(module, args, out=None):
+        t = args[0] if out is None else (out[0] if isinstance(out, tuple) else out)
+        s = t[keep[0]].double().sum(0)
+        sums[name] = sums.get(name, 0) + s
+    return record
+
+
 @torch.no_grad()
-def means(model: GPT, batches) -> dict[Target, torch.Tensor]:
-    """Every target's mean output over the scored positions of the batches (padding after a name's end is not
-    scored, so it does not count): for a head, its (head_size,) slice; for a block's attention or MLP, (n_embd,)."""
-    sums, count, handles = {}, 0, []
-    keep = [None]   # the scored positions of the current batch, (B, T)
-
-    def recorder(name):
-        def record(module, args, out=None):
-            t = args[0] if out is None else (out[0] if isinstance(out, tuple) else out)
-            s = t[keep[0]].double().sum(0)
-            sums[name] = sums.get(name, 0) + s
-        return record
-
-    for b, block in enumerate(model.h, start=1):
-        handles.append(block.attn.c_proj.register_forward_pre_hook(recorder(("heads", b))))
-        handles.append(block.attn.register_forward_hook(recorder(("attn", b))))
-        handles.append(block.mlp.register_forward_hook(recorder(("mlp", b))))
+def through(model: GPT, b: int, streams: list[torch.Tensor], batches) -> tuple[list[torch.Tensor], dict]:
+    """The intact block b's outputs for the streams entering it, one per batch, and its targets' mean outputs over
+    the batches' scored positions (padding after a name's end is not scored, so it does not count): for a head,
+    its (head_size,) slice; for the block's attention or MLP, (n_embd,)."""
+    block = model.h[b - 1]
+    sums, keep = {}, [None]   # keep: the scored positions of the current batch, (B, T)
+    handles = [block.attn.c_proj.register_forward_pre_hook(_recorder(sums, keep, Part.HEAD)),
+               block.attn.register_forward_hook(_recorder(sums, keep, Part.ATTN)),
+               block.mlp.register_forward_hook(_recorder(sums, keep, Part.MLP))]
+    out, count = [], 0
     try:
-        for x, y in batches:
+        for x, (_, y) in zip(streams, batches):
             keep[0] = y >= 0
             count += int(keep[0].sum())
-            model(x)
+            out.append(block(x)[0])
     finally:
         for h in handles:
             h.remove()
     hs = model.config.n_embd // model.config.n_head
-    out = {}
+    means = {}
     for t in targets(model):
-        if t.part is Part.HEAD:
-            m = sums["heads", t.block][(t.head - 1) * hs: t.head * hs]
-        else:
-            m = sums[t.part.value, t.block]
-        out[t] = (m / count).float()
-    return out
+        if t.block == b:
+            m = sums[Part.HEAD][(t.head - 1) * hs: t.head * hs] if t.part is Part.HEAD else sums[t.part]
+            means[t] = (m / count).float()
+    return out, means
 
 
 @torch.no_grad()
-def loss(model: GPT, batches) -> float:
-    """The mean cross-entropy over every scored position of the batches: validation's val_loss."""
+def loss(model: GPT, batches, first: int = 1, streams: list[torch.Tensor] | None = None) -> float:
+    """The mean cross-entropy over every scored position of the batches: validation's val_loss. With streams,
+    the residual streams entering block `first` (one per batch), only that block and those after it run: the
+    same sums as the whole model's, to the bit."""
     total, n = 0.0, 0
-    for x, y in batches:
-        total += token_losses(model, x, y).double().sum().item()
+    for i, (x, y) in enumerate(batches):
+        logits = model(x)[0] if streams is None else model.rest(streams[i], first - 1)[0]
+        total += losses_of(logits, y).double().sum().item()
         n += int((y >= 0).sum())
     return total / n
 
@@ -135,18 +138,25 @@ def knockout(model: GPT, batches, modes=(Mode.MEAN, Mode.ZERO)) -> pd.DataFrame:
     was_training = model.training
     model.eval()
     batches = list(batches)
+    knocked = {}
     try:
-        base = loss(model, batches)
-        avg = means(model, batches) if Mode.MEAN in modes else {}
-        rows = []
-        for mode in modes:
-            for t in targets(model):
-                value = avg[t] if mode is Mode.MEAN else torch.zeros(
-                    model.config.n_embd // model.config.n_head if t.part is Part.HEAD else model.config.n_embd)
-                with knocked_out(model, t, value):
-                    knocked = loss(model, batches)
-                rows.append({"block": t.block, "head": t.head, "part": t.part.value, "mode": Mode(mode).value,
-                             "metric": metric(t, Mode(mode)), "loss": knocked, "increase": knocked - base})
+        # Block by block: each block's targets run from the residual stream the intact model brings to that block,
+        # so the blocks before it are not run again for every target: 2.1 s instead of 3.0 s for the lessons'
+        # model on 512 windows, 6.4 s instead of 10.5 s with 4 blocks (2 threads, medians of 3), the same losses
+        # to the bit (tests/analysis/test_knockout.py).
+        streams = [model.embed(x) for x, _ in batches]
+        for b in range(1, model.config.n_layer + 1):
+            after, means = through(model, b, streams, batches)
+            for mode in modes:
+                for t, mean in means.items():
+                    value = mean if mode is Mode.MEAN else torch.zeros_like(mean)
+                    with knocked_out(model, t, value):
+                        knocked[t, mode] = loss(model, batches, b, streams)
+            streams = after
+        base = loss(model, batches, model.config.n_layer + 1, streams)
+        rows = [{"block": t.block, "head": t.head, "part": t.part.value, "mode": Mode(mode).value,
+                 "metric": metric(t, Mode(mode)), "loss": knocked[t, mode], "increase": knocked[t, mode] - base}
+                for mode in modes for t in targets(model)]
     finally:
         model.train(was_training)
     table = pd.DataFrame(rows).astype({"head": "Int64"})

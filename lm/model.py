@@ -130,16 +130,25 @@ class GPT(nn.Module):
             # norm gains keep their default of 1
 
     def _run(self, idx, need_weights: bool = False, cache: "KVCache | None" = None):
-        T = idx.size(1)
         start = len(cache) if cache is not None else 0  # the position of idx's first character in its window
+        return self.rest(self.embed(idx, start), need_weights=need_weights, cache=cache)
+
+    def embed(self, idx, start: int = 0):
+        """The residual stream entering the first block: token ids (B, T) -> (B, T, n_embd), the first of them at
+        position start."""
+        T = idx.size(1)
         if start + T > self.config.block_size:
             raise ValueError(f"{start + T} characters exceed the context of {self.config.block_size}")
         x = self.wte(idx)
         if self.wpe is not None:
             x = x + self.wpe(torch.arange(start, start + T, device=idx.device))
-        x = self.ln_e(self.drop(x))
+        return self.ln_e(self.drop(x))
+
+    def rest(self, x, first: int = 0, need_weights: bool = False, cache: "KVCache | None" = None):
+        """The forward pass from the residual stream x, (B, T, n_embd), as it enters block `first` (from 0): the
+        logits and those blocks' attention weights. Knock-out runs a block's targets from there (lm/knockout.py)."""
         maps = []
-        for block in self.h:
+        for block in list(self.h)[first:]:
             x, weights = block(x, need_weights, cache)
             maps.append(weights)
         return self.lm_head(self.ln_f(x)), maps
@@ -160,7 +169,11 @@ class GPT(nn.Module):
 
 def token_losses(model: GPT, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Cross-entropy of every prediction, (batch, position); padding scores 0."""
-    logits, _ = model(x)
+    return losses_of(model(x)[0], y)
+
+
+def losses_of(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of every prediction from its logits, (batch, position, vocabulary) -> (batch, position)."""
     return F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-1, reduction="none").view_as(y)
 
 

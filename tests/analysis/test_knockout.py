@@ -15,7 +15,7 @@ V, T = 6, 8
 
 def random_model(seed=0, **kw) -> GPT:
     torch.manual_seed(seed)
-    return GPT(GPTConfig(vocab_size=V, block_size=T, n_layer=2, n_head=2, n_embd=16, **kw)).eval()
+    return GPT(GPTConfig(**{"vocab_size": V, "block_size": T, "n_layer": 2, "n_head": 2, "n_embd": 16, **kw})).eval()
 
 
 def batches(n=3, seed=0, pad=False):
@@ -45,6 +45,22 @@ def test_a_head_whose_output_projection_is_zero_changes_nothing_when_knocked_out
         assert abs(increase(table, "b1h1", mode)) > 1e-4   # its neighbour does matter
     assert table.attrs["base_loss"] == pytest.approx(knockout.loss(model, batches()))
     assert len(table) == 2 * 2 * (2 + 2)   # modes × blocks × (heads + attention + MLP)
+
+
+def test_every_knock_out_run_from_its_blocks_cached_stream_equals_the_whole_forward_pass_to_the_bit():
+    model, data = random_model(seed=5, n_layer=3), batches(pad=True)
+    table = knockout.knockout(model, data)
+    assert table.attrs["base_loss"] == knockout.loss(model, data)
+    streams, means = [model.embed(x) for x, _ in data], {}
+    for b in (1, 2, 3):
+        streams, block_means = knockout.through(model, b, streams, data)
+        means.update(block_means)
+    for row in table.itertuples():
+        t = Target(Part(row.part), row.block, None if pd.isna(row.head) else row.head)
+        value = means[t] if row.mode == Mode.MEAN.value else torch.zeros_like(means[t])
+        with knockout.knocked_out(model, t, value):
+            assert row.loss == knockout.loss(model, data), row.metric   # exact: the same sums in the same order
+    assert len(table) == 2 * 3 * (2 + 2)
 
 
 def copy_model() -> GPT:

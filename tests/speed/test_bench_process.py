@@ -38,10 +38,14 @@ def test_a_whole_train_process_is_set_against_a_plain_loop_with_its_breakdown(tm
     end = "end-of-run measurements (the final validation too), of which:"
     for what in ("imports (every import, at start-up and later)", "store opened, its database created",
                  "training (Lightning's fit), of which:", "  checkpoint writes", end, "  head statistics",
-                 "  samples", "  artifact uploads", "  every head knocked out, 24 targets × 2 ablations",
+                 "  samples", "  artifact uploads", "  every head, attention and MLP knocked out (12 targets × 2 ablations)",
                  "  the MLflow model (torch.export, its warm-up included)"):
         assert table.rows[what][0] > 0, what
     assert table.rows[end][0] > table.rows["  head statistics"][0]
+    lightning, both, everything = (table.rows[f"  {what} imports, beyond the plain loop's"]
+                                   for what, _ in bench_process.IMPORTS[1:])
+    assert 0 < lightning[0] < everything[0] and both[0] < everything[0] + 0.5   # each a timed process: noisy
+    assert lightning[1].endswith("% of the plain loop")
 
 
 def test_the_report_row_times_the_report_on_the_user_s_store_and_leaves_it_as_it_was(quick_store, tmp_path,

@@ -3,9 +3,10 @@
     python -m lm.gpucheck [quick] [runtime.accelerator=cuda|cpu] [only=env,gpu,large,suite,numerics]
                           [large_seconds=180]
 
-1. env: nvidia-smi, torch's CUDA version, the bf16 matmul rate measured here (TFLOP/s); each run's peak memory.
+1. env: nvidia-smi, torch's CUDA version, the matmul rate measured here (TFLOP/s) in the dtype the runs compute
+   in (bf16 on CUDA, fp32 on the CPU); each run's peak memory.
 2. gpu: `profile=gpu`, 3,000 steps with bf16 and torch.compile: validation loss, tokens/s, ms/step, MFU against
-   the measured bf16 rate; then the same run on this machine's CPU cores for as many seconds, for the ratio.
+   that measured rate; then the same run on this machine's CPU cores for as many seconds, for the ratio.
 3. large: `profile=large` (nanoGPT's shakespeare-char baseline) for as many of its 5,000 steps as fit in
    large_seconds, validating every 250 steps (nanoGPT: about 1.47 at 5,000 steps on one GPU).
 4. suite: the quick suite and its report with the accelerator asked for by name, so nothing falls back silently.
@@ -97,7 +98,15 @@ class Table:
 # ---------------------------------------------------------------------------------------------------------------
 # Measuring
 
-def matmul_rate(device: str, size: int, dtype=torch.bfloat16, seconds: float = 1.0) -> float:
+def compute_dtype(accelerator: str) -> torch.dtype:
+    """The dtype a run's matmuls compute in at runtime.precision=auto: MFU's peak is that dtype's rate. (A CPU
+    without bf16 instructions emulates them: CI's measured 1.3 GFLOP/s in bf16, so a fp32 run there scored MFU 2.96
+    against it.)"""
+    precision = devices.select(accelerator)[1]
+    return {"bf16-mixed": torch.bfloat16, "16-mixed": torch.float16}.get(precision, torch.float32)
+
+
+def matmul_rate(device: str, size: int, dtype: torch.dtype, seconds: float = 1.0) -> float:
     """FLOP/s of size × size matmuls in dtype on the device: the peak MFU divides by."""
     a, b = (torch.randn(size, size, device=device, dtype=dtype) for _ in range(2))
 
@@ -207,9 +216,10 @@ def check_env(o: Options, table: Table, figures: dict) -> None:
     gpu = torch.cuda.get_device_name() if o.accelerator == "cuda" else "none (runtime.accelerator=cpu)"
     table.add("env", "GPU", gpu, "nvidia-smi.txt" if smi else "no nvidia-smi")
     table.add("env", "torch, its CUDA", f"{torch.__version__}", f"CUDA {torch.version.cuda or 'none'}")
-    rate = matmul_rate(o.accelerator, 256 if o.quick else 8192, seconds=0.2 if o.quick else 2.0)
-    figures["bf16_flops"] = rate
-    table.add("env", "bf16 matmul rate, measured", f"{rate / 1e12:.3g} TFLOP/s",
+    dtype = compute_dtype(o.accelerator)
+    rate = matmul_rate(o.accelerator, 256 if o.quick else 8192, dtype=dtype, seconds=0.2 if o.quick else 2.0)
+    figures["matmul_flops"] = rate
+    table.add("env", f"{str(dtype).removeprefix('torch.')} matmul rate, measured", f"{rate / 1e12:.3g} TFLOP/s",
               f"{256 if o.quick else 8192}³ torch.matmul on {o.accelerator}: the rate MFU divides by")
 
 
@@ -218,12 +228,13 @@ def check_gpu_profile(o: Options, store: Store, table: Table, figures: dict) -> 
     args = ["profile=gpu", f"train.steps={steps}", f"eval.every={o.steps(300, 5)}", *(TOY if o.quick else [])]
     # compiled, but not in `quick`: on a CPU, compiling takes minutes, longer than the toy run it would speed up
     r = run(store, "profile=gpu", [*args, f"runtime.accelerator={o.accelerator}", f"runtime.compile={not o.quick}"])
-    rate = figures.get("bf16_flops") or matmul_rate(o.accelerator, 256 if o.quick else 8192)
+    rate = figures.get("matmul_flops") or matmul_rate(o.accelerator, 256 if o.quick else 8192,
+                                                      dtype=compute_dtype(o.accelerator))
     mfu = train_flops(r["cfg"].model, r["cfg"].train.batch_size) / (r["steady_ms"] / 1000) / rate
     table.add("gpu", f"profile=gpu, {steps:,} steps{'' if o.quick else ', compiled'}", f"val loss {r['val_loss']:.3f}",
               f"{r['seconds']:.0f} s in all; {memory(r, o.accelerator)}")
     table.add("gpu", "its speed, steady", f"{r['steady_ms']:.2f} ms/step",
-              f"{r['steady_tokens_per_s']:,.0f} tokens/s; MFU {mfu:.2f} against the measured bf16 rate; "
+              f"{r['steady_tokens_per_s']:,.0f} tokens/s; MFU {mfu:.2f} against the measured matmul rate; "
               f"{r['ms_per_step']:.2f} ms/step over the whole run, compiling included")
     # The same run on the CPU cores for as many seconds as the accelerator trained: how far the CPU gets.
     cpu = run(store, "profile=gpu on the CPU", [*args, "runtime.accelerator=cpu"], seconds=r["seconds"])

@@ -4,6 +4,7 @@
 
 Every figure here is the wall time of a separate process, start-up included, as a user waits for it.
 """
+import json
 import os
 import pstats
 import statistics
@@ -143,9 +144,10 @@ def whole_run(table, scratch: str, steps: int, repeats: int, extra: list[str] = 
         table.add(f"  {what} imports, beyond the plain loop's", f"{beyond:.1f} s", f"{beyond / p:.1%} of the plain loop")
     table.add("a new store's database, created once (Store())", f"{created:.1f} s", "not in the runs above")
 
-    prof = os.path.join(scratch, "train.prof")
+    prof, collector = os.path.join(scratch, "train.prof"), os.path.join(scratch, "gc.json")
     env_new = {**env, "TINYGPT_STORE": os.path.join(scratch, "profiled")}
-    total = wall(["-m", "cProfile", "-o", prof, "-m", "lm.train", f"train.steps={steps}", *extra], env_new, 0)
+    total = wall(["-m", "cProfile", "-o", prof, "-m", "lm.gc_clock", collector, "lm.train", f"train.steps={steps}",
+                  *extra], env_new, 0)
     stats = pstats.Stats(prof).stats
     table.section(f"where a whole run's seconds go: one `make train` of {steps} steps under cProfile ({total:.1f} s "
                   f"wall), which slows Python code more than torch's kernels: read shares, not exact seconds")
@@ -154,3 +156,7 @@ def whole_run(table, scratch: str, steps: int, repeats: int, extra: list[str] = 
                  if fn == name and file.replace(os.sep, "/").endswith(where)]
         if found:
             table.add(what, f"{max(found):.2f} s", f"{max(found) / total:.0%} of the run")
+    with open(collector) as f:
+        gc_clock = json.load(f)
+    table.add("the garbage collector (gc.callbacks: cProfile does not see it)", f"{sum(gc_clock['seconds']):.2f} s",
+              f"{gc_clock['collections'][2]} full collections, {gc_clock['seconds'][2]:.2f} s of it")

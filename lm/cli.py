@@ -23,10 +23,21 @@ CFG_PARTS = ("job", "hydra", "all")
 
 def before_imports(front: Callable[[list[str]], int | None]) -> None:
     """Runs a command's front on the command line; exits with its status if it settled the command (an error,
-    --cfg, a sweep), returns if the work can start."""
+    --cfg, a sweep), returns if the work can start, with the garbage collector off until after_imports."""
     code = front(sys.argv[1:])
     if code is not None:
         sys.exit(code)
+    # The imports that follow make a million objects and almost no garbage, yet their allocations set off full
+    # collections that walk all of them: 8 in a run's imports, 1.0 s (gc.callbacks, 2026-12-01).
+    gc.disable()
+
+
+def after_imports() -> None:
+    """The collector back on after a command's heavy imports, with what they made frozen (gc.freeze): later full
+    collections walk only what the work allocates (a 600-step run made one more, of 0.6 s, walking the imports)."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def finish(code: int) -> NoReturn:

@@ -151,4 +151,5 @@ def _newest_trained(store) -> str:
 
 
 if __name__ == "__main__":
+    cli.after_imports()  # the collector, off since before_imports
     cli.finish(main())

@@ -368,4 +368,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    cli.after_imports()  # the collector, off since before_imports
     cli.finish(main())

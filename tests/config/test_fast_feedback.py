@@ -49,3 +49,32 @@ def test_make_train_cfg_prints_the_resolved_config():
                        text=True, timeout=300)
     cfg = yaml.safe_load(p.stdout)
     assert p.returncode == 0 and cfg["model"]["n_layer"] == 3 and cfg["train"]["steps"] == 3000
+
+
+def test_the_collector_is_off_through_a_commands_heavy_imports_and_back_on_frozen_after(monkeypatch):
+    import gc
+
+    from lm import cli
+
+    monkeypatch.setattr(sys, "argv", ["lm.train"])
+    frozen = gc.get_freeze_count()
+    try:
+        cli.before_imports(lambda argv: None)  # a front that lets the work start
+        assert not gc.isenabled()
+        cli.after_imports()
+        assert gc.isenabled() and gc.get_freeze_count() > frozen
+        cli.after_imports()  # once the collector is on, a no-op
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
+def test_every_command_that_turns_the_collector_off_turns_it_back_on_before_its_work():
+    """before_imports at a command's top, after_imports in its closing `__main__` block, past every import."""
+    for path in sorted([*(ROOT / "lm").glob("*.py"), *(ROOT / "analysis").glob("*.py")]):
+        source = path.read_text()
+        if "cli.before_imports(" not in source or path.name == "cli.py":
+            continue
+        closing = source.rsplit('if __name__ == "__main__":', 1)[1]
+        assert "cli.after_imports()" in closing and closing.index("after_imports") < closing.index("main("), path

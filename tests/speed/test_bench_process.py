@@ -42,6 +42,8 @@ def test_a_whole_train_process_is_set_against_a_plain_loop_with_its_breakdown(tm
                  "  the MLflow model (torch.export, its warm-up included)"):
         assert table.rows[what][0] > 0, what
     assert table.rows[end][0] > table.rows["  head statistics"][0]
+    collector = table.rows["the garbage collector (gc.callbacks: cProfile does not see it)"]
+    assert collector[0] > 0 and re.fullmatch(r"\d+ full collections, [\d.]+ s of it", collector[1])
     lightning, both, everything = (table.rows[f"  {what} imports, beyond the plain loop's"]
                                    for what, _ in bench_process.IMPORTS[1:])
     assert 0 < lightning[0] < everything[0] and both[0] < everything[0] + 0.5   # each a timed process: noisy

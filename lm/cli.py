@@ -27,7 +27,7 @@ def before_imports(front: Callable[[list[str]], int | None]) -> None:
     code = front(sys.argv[1:])
     if code is not None:
         sys.exit(code)
-    # The imports that follow make a million objects and almost no garbage, yet their allocations set off full
+    # The imports that follow make half a million objects and almost no garbage, yet their allocations set off full
     # collections that walk all of them: 8 in a run's imports, 1.0 s (gc.callbacks, 2026-12-01).
     gc.disable()
 

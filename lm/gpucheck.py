@@ -126,6 +126,12 @@ def matmul_rate(device: str, size: int, dtype: torch.dtype, seconds: float = 1.0
     return 2 * size ** 3 * reps / (time.perf_counter() - t)
 
 
+def peak_rate(o: Options) -> float:
+    """The rate MFU divides by: square matmuls (256 wide in `quick`, else 8192) in the runs' dtype."""
+    return matmul_rate(o.accelerator, 256 if o.quick else 8192, compute_dtype(o.accelerator),
+                       seconds=0.2 if o.quick else 2.0)
+
+
 class Deadline(StepRecorder):
     """The run's StepRecorder, which also ends training once `seconds` of it have passed (the steps that fit), and
     times the steady steps: those after the first WARMUP (compiling, allocating), none with a validation in it."""
@@ -216,10 +222,9 @@ def check_env(o: Options, table: Table, figures: dict) -> None:
     gpu = torch.cuda.get_device_name() if o.accelerator == "cuda" else "none (runtime.accelerator=cpu)"
     table.add("env", "GPU", gpu, "nvidia-smi.txt" if smi else "no nvidia-smi")
     table.add("env", "torch, its CUDA", f"{torch.__version__}", f"CUDA {torch.version.cuda or 'none'}")
-    dtype = compute_dtype(o.accelerator)
-    rate = matmul_rate(o.accelerator, 256 if o.quick else 8192, dtype=dtype, seconds=0.2 if o.quick else 2.0)
-    figures["matmul_flops"] = rate
-    table.add("env", f"{str(dtype).removeprefix('torch.')} matmul rate, measured", f"{rate / 1e12:.3g} TFLOP/s",
+    rate = figures["matmul_flops"] = peak_rate(o)
+    table.add("env", f"{str(compute_dtype(o.accelerator)).removeprefix('torch.')} matmul rate, measured",
+              f"{rate / 1e12:.3g} TFLOP/s",
               f"{256 if o.quick else 8192}³ torch.matmul on {o.accelerator}: the rate MFU divides by")
 
 
@@ -228,8 +233,7 @@ def check_gpu_profile(o: Options, store: Store, table: Table, figures: dict) -> 
     args = ["profile=gpu", f"train.steps={steps}", f"eval.every={o.steps(300, 5)}", *(TOY if o.quick else [])]
     # compiled, but not in `quick`: on a CPU, compiling takes minutes, longer than the toy run it would speed up
     r = run(store, "profile=gpu", [*args, f"runtime.accelerator={o.accelerator}", f"runtime.compile={not o.quick}"])
-    rate = figures.get("matmul_flops") or matmul_rate(o.accelerator, 256 if o.quick else 8192,
-                                                      dtype=compute_dtype(o.accelerator))
+    rate = figures.get("matmul_flops") or peak_rate(o)
     mfu = train_flops(r["cfg"].model, r["cfg"].train.batch_size) / (r["steady_ms"] / 1000) / rate
     table.add("gpu", f"profile=gpu, {steps:,} steps{'' if o.quick else ', compiled'}", f"val loss {r['val_loss']:.3f}",
               f"{r['seconds']:.0f} s in all; {memory(r, o.accelerator)}")

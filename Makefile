@@ -19,10 +19,10 @@ PORT ?= 5000
 # User text never enters a recipe's command line: there make would expand `$5` and `$(shell ...)` in it and the shell
 # would parse its quotes. The pattern, for every target: each variable of USER_TEXT that is set is exported raw
 # ($(value ...)) as TINYGPT_MAKE_<NAME>, the variable itself is not exported (exporting expands it), and the recipe
-# names the variables in a template that lm/makeargs.py fills in and execs without a shell:
-#     $(PY) -m lm.makeargs lm.sample run=RUN prompt=PROMPT ARGS
+# names the variables in a template that lm/commands/makeargs.py fills in and execs without a shell:
+#     $(PY) -m lm.commands.makeargs lm.commands.sample run=RUN prompt=PROMPT ARGS
 # (key=VAR: one word; key=[VAR]: a list; --opt=VAR: two words; ARGS: its words, split at spaces, quotes grouping).
-# A new variable is one name here and one line of VARIABLES in lm/makeargs.py.
+# A new variable is one name here and one line of VARIABLES in lm/commands/makeargs.py.
 USER_TEXT := ABLATIONS SEEDS ARGS RESUME RUN PROMPT HOST PORT EXERCISE
 unexport $(USER_TEXT)
 # A variable this make was not given is unexported too: a make run from a recipe (the tests drive make) must not
@@ -41,43 +41,43 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 train: $(VENV)/.installed  ## the lessons' base model, one run (ARGS="model.n_head=1 ...", RESUME=<run id>)
-	$(PY) -m lm.makeargs lm.train ARGS --resume=RESUME
+	$(PY) -m lm.commands.makeargs lm.commands.train ARGS --resume=RESUME
 
 sweep: $(VENV)/.installed  ## a grid of runs, Hydra's multirun syntax (ARGS="model.n_head=1,2,4 model.n_layer=2,4" SEEDS=3)
-	$(PY) -m lm.makeargs lm.train -m seeds=SEEDS ARGS
+	$(PY) -m lm.commands.makeargs lm.commands.train -m seeds=SEEDS ARGS
 
 ablations: $(VENV)/.installed  ## every exercise (ABLATIONS=nomask,heads SEEDS=1 ARGS="workers=2")
-	$(PY) -m lm.makeargs lm.suite ablations=[ABLATIONS] seeds=SEEDS ARGS
+	$(PY) -m lm.commands.makeargs lm.commands.suite ablations=[ABLATIONS] seeds=SEEDS ARGS
 
 ablations-quick: $(VENV)/.installed  ## every exercise at toy size: a smoke test in under a minute
-	$(PY) -m lm.makeargs lm.suite quick=true ablations=[ABLATIONS] ARGS
+	$(PY) -m lm.commands.makeargs lm.commands.suite quick=true ablations=[ABLATIONS] ARGS
 
 sample: $(VENV)/.installed  ## text from the newest `make train` run (RUN=<id>, PROMPT="ROMEO:", ARGS="temperature=0.5")
-	$(PY) -m lm.makeargs lm.sample run=RUN prompt=PROMPT ARGS
+	$(PY) -m lm.commands.makeargs lm.commands.sample run=RUN prompt=PROMPT ARGS
 
 heads: $(VENV)/.installed  ## knock-out of every head of finished runs: RUN=<id> prints its head table; EXERCISE=heads (ARGS="quick=true force=true")
-	$(PY) -m lm.makeargs lm.knockout run=RUN exercise=EXERCISE ARGS
+	$(PY) -m lm.commands.makeargs lm.commands.heads run=RUN exercise=EXERCISE ARGS
 
 report: $(VENV)/.installed  ## reports/report.html and reports/report.md from the MLflow store
-	$(PY) -m lm.makeargs analysis.report ARGS
+	$(PY) -m lm.commands.makeargs analysis.report ARGS
 
 export: $(VENV)/.installed  ## the runs, their histories and per-variant aggregates as Parquet and CSV (reports/export)
-	$(PY) -m lm.makeargs analysis.runs ARGS
+	$(PY) -m lm.commands.makeargs analysis.runs ARGS
 
 ui: $(VENV)/.installed  ## MLflow's UI over the store, on this machine only (PORT=5001; HOST=0.0.0.0 exposes it: see README)
-	$(PY) -m lm.makeargs lm.ui --host=HOST --port=PORT ARGS
+	$(PY) -m lm.commands.makeargs lm.commands.ui --host=HOST --port=PORT ARGS
 
 test: $(VENV)/.installed
-	$(PY) -m lm.makeargs pytest -q ARGS
+	$(PY) -m lm.commands.makeargs pytest -q ARGS
 
 reliability: $(VENV)/.installed  ## kills, Ctrl-C, two suites at once, determinism, divergence, bad input, safety, SLURM's faults; prints the figures
-	$(PY) -m lm.makeargs pytest -q tests/reliability tests/slurm ARGS; status=$$?; $(PY) -m tests.reliability.figures; exit $$status
+	$(PY) -m lm.commands.makeargs pytest -q tests/reliability tests/slurm ARGS; status=$$?; $(PY) -m tests.reliability.figures; exit $$status
 
 bench: $(VENV)/.installed
-	$(PY) -m lm.makeargs lm.bench ARGS
+	$(PY) -m lm.commands.makeargs lm.tools.bench ARGS
 
 clean:
 	rm -rf reports .pytest_cache
 
 gpu-check: $(VENV)/.installed  ## on a lent GPU, about 8 minutes: the gpu and large profiles timed, the quick suite on CUDA, fp32 CUDA against CPU (ARGS="quick runtime.accelerator=cpu" on a CPU)
-	$(PY) -m lm.makeargs lm.gpucheck ARGS
+	$(PY) -m lm.commands.makeargs lm.tools.gpucheck ARGS

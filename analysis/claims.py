@@ -1,7 +1,7 @@
 """The lessons' claims against our numbers: each claim's check evaluated on a lookup, and a verdict with its interval.
 
 A lookup is `lookup(variant, key, step)`: the mean over seeds of a metric's final value (step None), of the
-value logged at `step`, or a tag's most common value; it raises lm.exercises.NotRun for what was not run. Given
+value logged at `step`, or a tag's most common value; it raises lm.spec.exercises.NotRun for what was not run. Given
 also `seeds(variant, key, step)`, the same number per seed ({seed: value}, or None where there is no per-seed
 form: a tag, the time budget), every comparison in a check (`a < b`, `a < b - 0.5`, `x >= 0.9`, `a[63] < b[15]`,
 each pair of a chain `a > b > c`) gets the 95% interval of its margin, the amount by which it holds:
@@ -15,8 +15,8 @@ import ast
 from dataclasses import dataclass, field
 
 from analysis import stats
-from lm import heads
-from lm.exercises import Claim, NotApplicable, NotRun, evaluate
+from lm.spec import heads
+from lm.spec.exercises import Claim, NotApplicable, NotRun, evaluate
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN, ANSWERED = "reproduced", "not reproduced", "not run", "answered"
 WITHIN_NOISE = "within seed noise"

@@ -4,7 +4,7 @@ import pandas as pd
 
 from analysis.document import Doc
 from analysis.store import ExerciseRuns
-from lm.environment import COMPARED
+from lm.tracking.environment import COMPARED
 
 # Besides the environment proper, the text itself: runs of one comparison must read the same corpus.
 KEYS = (*COMPARED, "corpus", "corpus.sha256")

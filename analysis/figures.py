@@ -13,7 +13,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
 
-from analysis.runs import summary  # noqa: E402
+from analysis.stats import summary  # noqa: E402
 
 sns.set_theme(style="whitegrid", context="notebook")
 # Characters a tick label would lose: a space and a newline.

@@ -17,11 +17,11 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from analysis import runs, stats
+from analysis import stats
 from analysis.document import Doc, figure_file
 from analysis.plots import Plot, plot
 from analysis.store import ExerciseRuns
-from lm.exercises import Exercise
+from lm.spec.exercises import Exercise
 
 SEPARATOR = "\n\n---\n\n"   # between samples in samples.txt
 # How a metric is named in figures; any other is shown under its own key.
@@ -85,7 +85,7 @@ def _final_table(ctx: Context, variants: list[str], keys: list[str], swept: list
     for v in variants:
         for key in keys:
             values = er.values(v, key)
-            s = runs.summary(values)
+            s = stats.summary(values)
             interval = "-" if np.isnan(s["low"]) else f"{s['low']:.3f} to {s['high']:.3f}"
             rows.append({"variant": v, **{k: er.param(v, k) for k in swept},
                          **({} if swept else {"changes": what_changes(er.exercise, v)}),

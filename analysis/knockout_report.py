@@ -1,7 +1,7 @@
 """The report's knock-out section: which heads matter, beside what they look at, averaged over seeds.
 
 Head order is arbitrary: seed 2's head 3 need not do what seed 1's head 3 does. So heads are matched across seeds
-by type (their strongest statistic, lm.knockout_table.TYPES) within a block; two heads of one type in a block are
+by type (their strongest statistic, lm.spec.knockout_table.TYPES) within a block; two heads of one type in a block are
 told apart by rank (the higher score first). Each matched head's loss increase is the mean over the seeds that have it,
 with a 95% t-interval.
 """
@@ -9,27 +9,22 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
 
 from analysis import claims, stats
 from analysis.document import Doc
 from analysis.plots import plot
 from analysis.store import ExerciseRuns
-from lm.knockout_table import WINDOWS, Mode, Part, head_types
+from lm.measures.knockout_summary import head_types
+from lm.spec.knockout_table import WINDOWS, Mode, Part
 
 TITLE = "Which heads matter: knock-out"
 REFERENCES = {Part.ATTN.value: "whole attention", Part.MLP.value: "MLP"}
 
 
 def t_interval(values) -> tuple[float | None, float | None]:
-    """The 95% t-interval of the mean over seeds; (None, None) for one seed."""
-    v = np.asarray(values, float)
-    if len(v) < 2:
-        return None, None
-    if v.std() == 0:
-        return float(v.mean()), float(v.mean())
-    low, high = scipy_stats.t.interval(0.95, len(v) - 1, loc=v.mean(), scale=v.std(ddof=1) / math.sqrt(len(v)))
-    return float(low), float(high)
+    """The 95% t-interval of the mean over seeds (stats.summary's); (None, None) for one seed."""
+    s = stats.summary(values)
+    return (None, None) if s["n"] < 2 else (s["low"], s["high"])
 
 
 def mean_interval(values, digits: int = 3) -> str:

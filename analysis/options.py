@@ -3,9 +3,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm import exercises
-from lm.errors import ConfigError
-from lm.store_check import resolve_uri
+from lm.spec import exercises
+from lm.spec.errors import ConfigError
+from lm.spec.store_check import resolve_uri
 
 
 @dataclass

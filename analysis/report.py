@@ -12,9 +12,9 @@ Exit status: 0 written, 1 nothing to report, 2 a bad option.
 import sys
 
 if __name__ == "__main__":  # the options checked before the imports below, pandas and MLflow (analysis/options.py)
-    from lm import cli
     from analysis import options
-    cli.before_imports(options.front)
+    from lm.commands import process
+    process.before_imports(options.front)
 
 import math
 import time
@@ -24,16 +24,26 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import attention_view, claims, environments, knockout_report, parent_runs, plots, sections, stats
-from analysis.options import Options, OptionError, parse  # noqa: F401
+from analysis import (
+    attention_view,
+    claims,
+    environments,
+    knockout_report,
+    parent_runs,
+    plots,
+    sections,
+    stats,
+)
 from analysis.document import Doc
 from analysis.kinds import Context, Kind, what_changes
+from analysis.options import OptionError, Options, parse  # noqa: F401
 from analysis.store import ExerciseRuns, Reader, StoreError, sqlite_path
-from lm import exercises
-from lm.errors import ConfigError
-from lm.heads import STATISTICS, TL_CONVENTION, headline, strongest
-from lm.store_check import resolve_uri
-from lm.tracking import EXPERIMENT_KIND
+from lm.measures.head_summary import headline, strongest
+from lm.spec import exercises
+from lm.spec.errors import ConfigError
+from lm.spec.heads import STATISTICS, TL_CONVENTION
+from lm.spec.store_check import resolve_uri
+from lm.tracking.store import EXPERIMENT_KIND
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
@@ -344,5 +354,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    cli.after_imports()  # the collector, off since before_imports
-    cli.finish(main())
+    process.after_imports()  # the collector, off since before_imports
+    process.finish(main())

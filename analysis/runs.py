@@ -12,34 +12,19 @@ finished run of each (variant, seed).
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
 
 from analysis import stats
-from lm.store_check import resolve_uri
+from lm.spec.store_check import resolve_uri
 
 HISTORIES = ["train_loss", "val_loss", "honest_val_loss", "train_time_s", "val_loss_at_position"]
 KEYS = ["exercise", "variant", "seed"]
 
 
-def summary(values, confidence: float = 0.95) -> dict[str, float]:
-    """mean, std, n and the t-interval of the mean over seeds (NaN where one seed gives no spread)."""
-    v = np.asarray([float(x) for x in values if x is not None and np.isfinite(float(x))])
-    n = len(v)
-    mean = float(v.mean()) if n else np.nan
-    std = float(v.std(ddof=1)) if n > 1 else np.nan
-    low = high = np.nan
-    if n > 1:
-        low, high = scipy_stats.t.interval(confidence, n - 1, loc=mean, scale=std / np.sqrt(n)) if std > 0 \
-            else (mean, mean)
-    return {"mean": mean, "std": std, "n": n, "low": float(low), "high": float(high)}
-
-
 def _exercise_runs(quick: bool, ablations, tracking_uri: str | None):
     from analysis import report
     from analysis.store import ExerciseRuns, Reader
-    from lm import exercises
+    from lm.spec import exercises
 
     uri = resolve_uri(tracking_uri)
     reader = Reader(uri)
@@ -102,7 +87,7 @@ def aggregate(df: pd.DataFrame, metrics=None) -> pd.DataFrame:
         for m in metrics:
             if m in g and g[m].notna().any():
                 values = g[m].dropna().tolist()
-                rows.append({"exercise": exercise, "variant": variant, "metric": m, **summary(values),
+                rows.append({"exercise": exercise, "variant": variant, "metric": m, **stats.summary(values),
                              "text": stats.mean_std(values)})
     return pd.DataFrame(rows, columns=["exercise", "variant", "metric", "mean", "std", "n", "low", "high", "text"])
 
@@ -142,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     reports/export."""
     from analysis.report import OptionError, parse
     from analysis.store import StoreError
-    from lm.errors import ConfigError
+    from lm.spec.errors import ConfigError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     try:

@@ -116,3 +116,16 @@ def at_time(times, values, t: float) -> tuple[float, bool]:
     if t > times[-1] * (1 + 1e-9):  # the budget variant's own mean time may differ in the last digit
         return float(values[-1]), False
     return float(np.interp(t, times, values)), True
+
+
+def summary(values, confidence: float = 0.95) -> dict[str, float]:
+    """mean, std, n and the t-interval of the mean over seeds (NaN where one seed gives no spread)."""
+    v = np.asarray([float(x) for x in values if x is not None and np.isfinite(float(x))])
+    n = len(v)
+    mean = float(v.mean()) if n else np.nan
+    std = float(v.std(ddof=1)) if n > 1 else np.nan
+    low = high = np.nan
+    if n > 1:
+        low, high = stats.t.interval(confidence, n - 1, loc=mean, scale=std / np.sqrt(n)) if std > 0 \
+            else (mean, mean)
+    return {"mean": mean, "std": std, "n": n, "low": float(low), "high": float(high)}

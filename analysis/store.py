@@ -17,8 +17,8 @@ from mlflow.tracking import MlflowClient
 
 from analysis import stats
 from analysis.options import no_store
-from lm.exercises import Exercise, NotApplicable, NotRun
-from lm.tracking import pointed_at
+from lm.spec.exercises import Exercise, NotApplicable, NotRun
+from lm.tracking.store import pointed_at
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 

@@ -23,9 +23,9 @@ MAKE = ["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}"]
 
 def user_env(env: dict | None = None, echo: bool = False) -> dict:
     """A user's environment for `make`: not the outer make's (`make test ARGS=...` passes ARGS down to every make
-    below it through MAKEFLAGS, and its variables as TINYGPT_MAKE_*); with echo, lm.makeargs prints the argv as
+    below it through MAKEFLAGS, and its variables as TINYGPT_MAKE_*); with echo, lm.commands.makeargs prints the argv as
     JSON instead of starting the program."""
-    from lm.makeargs import VARIABLES
+    from lm.commands.makeargs import VARIABLES
 
     e = {k: v for k, v in os.environ.items() if k not in VARIABLES and not k.startswith("TINYGPT_MAKE")
          and k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
@@ -44,7 +44,7 @@ def store(tmp_path, monkeypatch):
 @pytest.fixture(scope="session")
 def quick_store(tmp_path_factory):
     """The folder of a store holding every exercise of the quick suite (`quick/<exercise>`), one seed each."""
-    from lm import suite
+    from lm.commands import suite
 
     root = tmp_path_factory.mktemp("quick-store")
     with pytest.MonkeyPatch.context() as mp:

@@ -12,8 +12,8 @@ import pkgutil
 from dataclasses import dataclass
 
 from analysis.kinds import KINDS, Context, Kind, options
-from lm.errors import ConfigError
-from lm.exercises import Exercise
+from lm.spec.errors import ConfigError
+from lm.spec.exercises import Exercise
 
 DEFAULT = [{"kind": "curves", "metrics": ["val_loss"]}, {"kind": "final", "metrics": ["val_loss"]}]
 

@@ -2,9 +2,9 @@
 of what every head does, each beside the lesson's own numbers."""
 import pandas as pd
 
-from analysis.plots import plot
-from lm.heads import strongest
 from analysis.kinds import Context, first_seed_note
+from analysis.plots import plot
+from lm.measures.head_summary import strongest
 
 ARTIFACTS = ["probe.json", "attention.json"]
 

@@ -7,9 +7,17 @@ import pytest
 from scipy import stats as scipy_stats
 
 from analysis import stats
-from analysis.claims import ANSWERED, NOT_REPRODUCED, NOT_RUN, REPRODUCED, WITHIN_NOISE, fmt, judge
+from analysis.claims import (
+    ANSWERED,
+    NOT_REPRODUCED,
+    NOT_RUN,
+    REPRODUCED,
+    WITHIN_NOISE,
+    fmt,
+    judge,
+)
 from analysis.store import ExerciseRuns
-from lm.exercises import Claim, Exercise, NotRun, load_all
+from lm.spec.exercises import Claim, Exercise, NotRun, load_all
 
 NUMBERS = {("base", "val_loss"): 1.75, ("base", "n_params"): 112193.0, ("base", "probe_top1_p"): 0.65,
            ("nopos", "val_loss"): 1.98, ("base", "probe_top1"): "e", ("a", "score"): 2.0, ("b", "score"): 1.0}

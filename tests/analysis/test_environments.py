@@ -4,7 +4,7 @@ import platform
 import torch
 
 from analysis import report
-from lm.environment import COMPARED
+from lm.tracking.environment import COMPARED
 from tests.analysis.test_report import make
 
 

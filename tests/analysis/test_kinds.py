@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from analysis import figures, kinds, sections
-from lm.config import ConfigError
-from lm.exercises import load_all, parse
+from lm.spec.config import ConfigError
+from lm.spec.exercises import load_all, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""Head knock-out (lm/knockout.py): what it changes, on models whose heads are known by construction."""
+"""Head knock-out (lm/measures/knockout.py): what it changes, on models whose heads are known by construction."""
 import math
 
 import pandas as pd
@@ -6,9 +6,11 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from lm import knockout
-from lm.knockout_table import Mode, Part, Target, head_types
-from lm.model import GPT, GPTConfig
+from lm.commands import heads
+from lm.measures import knockout
+from lm.measures.knockout_summary import head_types
+from lm.model.model import GPT, GPTConfig
+from lm.spec.knockout_table import Mode, Part, Target
 
 V, T = 6, 8
 
@@ -174,7 +176,7 @@ def test_make_heads_for_a_whole_exercise_logs_every_finished_run(quick_store, ca
     from mlflow.tracking import MlflowClient
 
     uri = f"sqlite:///{quick_store}/mlflow.db"
-    assert knockout.main(["exercise=microgpt", "quick=true", "force=true", f"tracking_uri={uri}"]) == 0
+    assert heads.main(["exercise=microgpt", "quick=true", "force=true", f"tracking_uri={uri}"]) == 0
     out = capsys.readouterr()
     assert "quick/microgpt microgpt/seed1: largest head block 1, head " in out.out
     client = MlflowClient(uri)
@@ -182,7 +184,7 @@ def test_make_heads_for_a_whole_exercise_logs_every_finished_run(quick_store, ca
     run = client.search_runs([exp.experiment_id], "tags.variant = 'microgpt'")[0]
     steps = {m.step for m in client.get_metric_history(run.info.run_id, "knockout_b1h1")}
     assert steps == {int(run.data.params["train.steps"])}
-    assert knockout.main(["exercise=microgpt", "quick=true", f"tracking_uri={uri}"]) == 0
+    assert heads.main(["exercise=microgpt", "quick=true", f"tracking_uri={uri}"]) == 0
     assert "(logged before)" in capsys.readouterr().out
-    assert knockout.main(["exercise=nosuch", f"tracking_uri={uri}"]) == 2
+    assert heads.main(["exercise=nosuch", f"tracking_uri={uri}"]) == 2
     assert "unknown ablation 'nosuch'" in capsys.readouterr().err

@@ -5,11 +5,12 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from lm import config, head_measure, probes
-from lm.data import CorpusDataModule, load_corpus
-from lm.model import GPT, GPTConfig, KVCache
-from lm.module import honest_loss
-from lm.sample import line_length, speaker_line_share
+from lm.measures import head_measure, probes
+from lm.model.data import CorpusDataModule, load_corpus
+from lm.model.model import GPT, GPTConfig, KVCache
+from lm.model.sample import line_length, speaker_line_share
+from lm.run.module import honest_loss
+from lm.spec import config
 
 
 def tiny(**kw) -> GPT:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from lm import suite
+from lm.commands import suite
 from tests.analysis.test_report import CHECK, browse, chromium, make, uri
 
 ROOT = Path(__file__).resolve().parents[2]

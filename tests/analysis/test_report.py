@@ -12,7 +12,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from analysis import report
-from lm.exercises import load_all
+from lm.spec.exercises import load_all
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = ["Validation loss and perplexity", "The lessons' claims", "Differences between variants",

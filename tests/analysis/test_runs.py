@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis import runs, stats
-from lm.exercises import load_all
+from lm.spec.exercises import load_all
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,7 +56,7 @@ def test_the_aggregate_gives_intervals_as_numbers():
 
 
 def test_make_export_writes_parquet_and_csv(quick_env, tmp_path):
-    env = {**os.environ, "TINYGPT_MAKEARGS_ECHO": "1"}   # what lm/makeargs.py would start analysis.runs with
+    env = {**os.environ, "TINYGPT_MAKEARGS_ECHO": "1"}   # what lm/commands/makeargs.py would start analysis.runs with
     shown = subprocess.run(["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}", "export",
                             "ARGS=quick=true"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert json.loads(shown.stdout) == ["quick=true"]

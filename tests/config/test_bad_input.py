@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from lm import train
+from lm.commands import train
 from tests.conftest import DATA, ROOT
 
 
@@ -46,7 +46,7 @@ def test_a_corrupt_data_file(corrupt_file, store, capsys):
 
 def test_on_the_command_line(store):
     """The same, as a user sees it: one line on stderr, exit status 2, nothing on stdout."""
-    p = subprocess.run([sys.executable, "-m", "lm.train", "model.n_embd=65"], cwd=ROOT, capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "lm.commands.train", "model.n_embd=65"], cwd=ROOT, capture_output=True,
                        text=True, timeout=120)
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.strip() == "error: model.n_embd=65 is not divisible by model.n_head=4"

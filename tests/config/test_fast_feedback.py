@@ -13,20 +13,20 @@ from tests.conftest import ROOT
 HEAVY = ("torch", "pytorch_lightning", "lightning", "mlflow", "pandas", "seaborn", "matplotlib")
 
 COMMANDS = {
-    "train, a bad value": (["lm.train", "model.n_head=0"], 2, "error: model.n_head=0 must be positive"),
-    "train, an unknown key": (["lm.train", "model.n_heads=4"], 2, "error: unknown config key 'model.n_heads'"),
-    "train, a run that does not exist": (["lm.train", "--resume", "0" * 32], 2, "no such run"),
-    "train, a malformed sweep": (["lm.train", "-m", "model.n_head=1,,2"], 2, "error: malformed sweep"),
-    "train --cfg": (["lm.train", "--cfg", "model.n_head=2"], 0, "n_head: 2"),
-    "suite, an unknown exercise": (["lm.suite", "ablations=[nosuch]"], 2, "error: unknown ablation 'nosuch'"),
-    "suite, a bad value in every run": (["lm.suite", "quick=true", "model.block_size=0"], 2,
+    "train, a bad value": (["lm.commands.train", "model.n_head=0"], 2, "error: model.n_head=0 must be positive"),
+    "train, an unknown key": (["lm.commands.train", "model.n_heads=4"], 2, "error: unknown config key 'model.n_heads'"),
+    "train, a run that does not exist": (["lm.commands.train", "--resume", "0" * 32], 2, "no such run"),
+    "train, a malformed sweep": (["lm.commands.train", "-m", "model.n_head=1,,2"], 2, "error: malformed sweep"),
+    "train --cfg": (["lm.commands.train", "--cfg", "model.n_head=2"], 0, "n_head: 2"),
+    "suite, an unknown exercise": (["lm.commands.suite", "ablations=[nosuch]"], 2, "error: unknown ablation 'nosuch'"),
+    "suite, a bad value in every run": (["lm.commands.suite", "quick=true", "model.block_size=0"], 2,
                                         "model.block_size=0 must be positive"),
-    "suite --cfg": (["lm.suite", "--cfg", "quick=true", "ablations=[heads]"], 0, "quick/heads/h8/seed1"),
-    "sample, a run that does not exist": (["lm.sample", "run=deadbeef"], 2, "run 'deadbeef' has no model.pt"),
-    "sample, temperature 0": (["lm.sample", "temperature=0"], 2, "must be above 0"),
+    "suite --cfg": (["lm.commands.suite", "--cfg", "quick=true", "ablations=[heads]"], 0, "quick/heads/h8/seed1"),
+    "sample, a run that does not exist": (["lm.commands.sample", "run=deadbeef"], 2, "run 'deadbeef' has no model.pt"),
+    "sample, temperature 0": (["lm.commands.sample", "temperature=0"], 2, "must be above 0"),
     "report, an unknown exercise": (["analysis.report", "ablations=[nosuch]"], 2, "unknown ablation 'nosuch'"),
     "report, no store": (["analysis.report"], 1, "no MLflow store at"),
-    "ui, a bad port": (["lm.ui", "--port", "99999"], 2, "is not a port"),
+    "ui, a bad port": (["lm.commands.ui", "--port", "99999"], 2, "is not a port"),
 }
 
 
@@ -54,16 +54,16 @@ def test_make_train_cfg_prints_the_resolved_config():
 def test_the_collector_is_off_through_a_commands_heavy_imports_and_back_on_frozen_after(monkeypatch):
     import gc
 
-    from lm import cli
+    from lm.commands import process
 
-    monkeypatch.setattr(sys, "argv", ["lm.train"])
+    monkeypatch.setattr(sys, "argv", ["lm.commands.train"])
     frozen = gc.get_freeze_count()
     try:
-        cli.before_imports(lambda argv: None)  # a front that lets the work start
+        process.before_imports(lambda argv: None)  # a front that lets the work start
         assert not gc.isenabled()
-        cli.after_imports()
+        process.after_imports()
         assert gc.isenabled() and gc.get_freeze_count() > frozen
-        cli.after_imports()  # once the collector is on, a no-op
+        process.after_imports()  # once the collector is on, a no-op
         assert gc.isenabled()
     finally:
         gc.enable()
@@ -74,7 +74,7 @@ def test_every_command_that_turns_the_collector_off_turns_it_back_on_before_its_
     """before_imports at a command's top, after_imports in its closing `__main__` block, past every import."""
     for path in sorted([*(ROOT / "lm").glob("*.py"), *(ROOT / "analysis").glob("*.py")]):
         source = path.read_text()
-        if "cli.before_imports(" not in source or path.name == "cli.py":
+        if "process.before_imports(" not in source or path.name == "cli.py":
             continue
         closing = source.rsplit('if __name__ == "__main__":', 1)[1]
-        assert "cli.after_imports()" in closing and closing.index("after_imports") < closing.index("main("), path
+        assert "process.after_imports()" in closing and closing.index("after_imports") < closing.index("main("), path

@@ -4,8 +4,8 @@ import shutil
 import pytest
 import torch
 
-from lm import config
-from lm.data import DataError, TrainBatches, load_corpus, locate
+from lm.model.data import DataError, TrainBatches, load_corpus, locate
+from lm.spec import config
 
 
 @pytest.fixture(scope="module")

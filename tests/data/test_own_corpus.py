@@ -7,11 +7,13 @@ import pytest
 import torch
 from mlflow.tracking import MlflowClient
 
-from lm.exercises import load_all
-from lm.heads import headline
-from lm import config, probes, sample, suite, train
-from lm.data import Corpus, DataConfig, DataError
-from lm.model import GPT, GPTConfig
+from lm.commands import sample, suite, train
+from lm.measures import probes
+from lm.measures.head_summary import headline
+from lm.model.data import Corpus, DataConfig, DataError
+from lm.model.model import GPT, GPTConfig
+from lm.spec import config
+from lm.spec.exercises import load_all
 
 # Accents, curly quotes, guillemets, an em dash and an emoji; no 'T' and no 'W', so neither lesson 000's probe
 # ('To be, or not to b') nor its heatmap line can be read on it.

@@ -1,9 +1,9 @@
 """The sample scores the temperature and no-mask claims rest on, against the real training text."""
 import pytest
 
-from lm import config
-from lm.data import load_corpus
-from lm.sample import real_word_share, training_words, word_validity
+from lm.model.data import load_corpus
+from lm.model.sample import real_word_share, training_words, word_validity
+from lm.spec import config
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from lm.model import GPT, GPTConfig, n_params
-from lm.sample import generate
+from lm.model.model import GPT, GPTConfig, n_params
+from lm.model.sample import generate
 
 torch.manual_seed(0)
 

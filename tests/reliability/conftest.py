@@ -29,7 +29,7 @@ def kill_loop(tmp_path_factory):
     store = tmp_path_factory.mktemp("killed") / "store"
     steps = []
     for fault, workers in [*KILLS, (None, 1)]:
-        o = harness.run("lm.suite", [*harness.QUICK, f"workers={workers}"], store, fault)
+        o = harness.run("lm.commands.suite", [*harness.QUICK, f"workers={workers}"], store, fault)
         o.survivors = harness.wait_for_group(o.pgid)  # a killed suite's processes, alive 15 s on
         o.running = harness.running_children(store)
         o.fault, o.workers = fault, workers
@@ -41,17 +41,17 @@ def kill_loop(tmp_path_factory):
 def clean_store(tmp_path_factory):
     """Two suites started at once on one new store, as from two terminals; neither is interrupted."""
     store = tmp_path_factory.mktemp("clean") / "store"
-    started = [harness.start("lm.suite", [*harness.QUICK, "workers=2"], store) for _ in range(2)]
+    started = [harness.start("lm.commands.suite", [*harness.QUICK, "workers=2"], store) for _ in range(2)]
     outcomes = [harness.finish(*s) for s in started]
     return store, outcomes, harness.audit(store, harness.QUICK)
 
 
 @pytest.fixture(scope="session")
 def interrupted_train(tmp_path_factory):
-    """`lm.train` at toy size, stopped by a Ctrl-C that comes as it writes steps 1-10's losses to MLflow: a KILLED run
+    """`lm.commands.train` at toy size, stopped by a Ctrl-C that comes as it writes steps 1-10's losses to MLflow: a KILLED run
     with its checkpoint, in a store of its own."""
     store = tmp_path_factory.mktemp("ctrl-c") / "store"
-    return store, harness.run("lm.train", harness.TINY, store, fault="logging:3:sigint")
+    return store, harness.run("lm.commands.train", harness.TINY, store, fault="logging:3:sigint")
 
 
 @pytest.fixture

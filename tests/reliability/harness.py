@@ -1,5 +1,5 @@
-"""What the reliability tests share: the suite and `lm.train` as a user starts them (their own process group, as a
-terminal gives them), faults injected through lm/faults.py, and an audit of a store read back through MLflow."""
+"""What the reliability tests share: the suite and `lm.commands.train` as a user starts them (their own process group, as a
+terminal gives them), faults injected through lm/spec/faults.py, and an audit of a store read back through MLflow."""
 import json
 import math
 import os
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "test-artifacts" / "reliability.json"
 # The kill loop's suite: three exercises at toy size (one reads another's models), six runs.
 QUICK = ["quick=true", "ablations=[nomask,temperature]"]
-# One run of `lm.train` at toy size: 30 steps, validation every 10.
+# One run of `lm.commands.train` at toy size: 30 steps, validation every 10.
 TINY = ["train.steps=30", "eval.every=10", "eval.val_batches=2", "eval.val_batch_size=16", "eval.head_windows=8",
         "sample.length=50", "runtime.progress=false", "runtime.threads=1", "tracking.experiment=tiny"]
 # Required of every finished run, whatever it is.
@@ -38,7 +38,7 @@ class Outcome:
     rc: int
     out: str
     err: str
-    fired: list[str] = field(default_factory=list)  # the faults lm/faults.py fired in it, as it logged them
+    fired: list[str] = field(default_factory=list)  # the faults lm/spec/faults.py fired in it, as it logged them
     pgid: int = 0
     seconds: float = 0.0
     fault: str | None = None
@@ -127,7 +127,7 @@ def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
 
 def expected_jobs(args: list[str]) -> dict[tuple[str, str, str], object]:
     """(experiment, variant, seed) → the job's config, for the runs a suite command asks for."""
-    from lm import suite
+    from lm.suite import suite
 
     _, jobs = suite.plan(suite.load_suite_config(args))
     return {(j.experiment, j.spec.variant, str(j.spec.seed)): j.cfg for j in jobs}
@@ -152,7 +152,7 @@ class Audit:
 
 def audit(store: Path, args: list[str], artifacts: bool = True) -> Audit:
     """The store after a suite command, checked run by run against what the command asks for."""
-    from lm import checkpoint
+    from lm.model import checkpoint
 
     want = expected_jobs(args)
     client = MlflowClient(uri(store))

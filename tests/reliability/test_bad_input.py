@@ -1,4 +1,4 @@
-"""Bad input, every kind in one list, through the commands a user types (`python -m lm.suite`, `python -m lm.train`):
+"""Bad input, every kind in one list, through the commands a user types (`python -m lm.commands.suite`, `python -m lm.commands.train`):
 exit status 2, one line on stderr starting `error:`, nothing on stdout, no work started, no run created and the
 store untouched, down to its files' modification times."""
 import os
@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from lm import launchers, suite, train
+from lm.commands import suite as suite_command
+from lm.commands import train as train_command
+from lm.run import train
+from lm.suite import launchers
 from tests.conftest import DATA
 from tests.reliability import harness
 
@@ -90,8 +93,8 @@ CASES = {
     "store folder not writable": ("suite", QUICK, {"TINYGPT_STORE": unwritable_store}, "is not writable"),
     "store file not a database": ("train", [], {"TINYGPT_STORE": not_a_database}, "cannot open the tracking store"),
     # the same through a real process: what a terminal shows, import-time noise included
-    "python -m lm.suite, unknown ablation": ("suite-cli", ["ablations=[nosuch]"], {}, "unknown ablation 'nosuch'"),
-    "python -m lm.train, checkpoint from a different config": (
+    "python -m lm.commands.suite, unknown ablation": ("suite-cli", ["ablations=[nosuch]"], {}, "unknown ablation 'nosuch'"),
+    "python -m lm.commands.train, checkpoint from a different config": (
         "train-cli", [*harness.TINY, "model.n_head=8", "--resume", "{killed}"], {}, "another config"),
 }
 
@@ -138,7 +141,7 @@ def test_bad_input_is_refused_clearly_before_any_work(case, killed, tmp_path, mo
 
         monkeypatch.setattr(launchers, "LocalPool", no_work)
         monkeypatch.setattr(train, "execute", no_work)
-        rc = (suite.main if command == "suite" else train.main)(args)
+        rc = (suite_command.main if command == "suite" else train_command.main)(args)
         out, err = capsys.readouterr()
 
     lines = [ln for ln in err.splitlines() if ln.strip()]

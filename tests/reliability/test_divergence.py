@@ -5,7 +5,7 @@ import re
 import pytest
 from mlflow.tracking import MlflowClient
 
-from lm import suite, train
+from lm.commands import suite, train
 from tests.reliability import harness
 
 BLOWS_UP = [*harness.QUICK, "workers=1", "overrides=['train.lr=10']"]

@@ -1,8 +1,8 @@
 """Kill anywhere: the quick suite SIGKILLed mid-step, during validation, before a write to MLflow and while writing a
 checkpoint (and once interrupted with Ctrl-C), restarted with the same command after each: in the end every run
 has finished exactly once, with all its numbers, and nothing is left RUNNING."""
-from lm import suite
-from lm.tracking import Store
+from lm.suite import suite
+from lm.tracking.store import Store
 from tests.reliability import harness
 
 

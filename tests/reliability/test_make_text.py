@@ -1,6 +1,6 @@
 """User text through `make` itself: every variable that carries it, with quotes, dollars, backticks, commas, `=`,
 non-ASCII letters and nothing at all, arrives at the program exactly as typed or is refused in one line naming the
-variable, and none of it reaches a shell. TINYGPT_MAKEARGS_ECHO=1 makes lm/makeargs.py print the argv it would
+variable, and none of it reaches a shell. TINYGPT_MAKEARGS_ECHO=1 makes lm/commands/makeargs.py print the argv it would
 start the program with; one test starts `make sample` for real and reads the prompt back from the sample."""
 import json
 import subprocess
@@ -8,8 +8,8 @@ import subprocess
 import pytest
 import torch
 
-from lm import checkpoint
-from lm.model import GPT, GPTConfig
+from lm.model import checkpoint
+from lm.model.model import GPT, GPTConfig
 from tests.conftest import DATA, MAKE, user_env
 from tests.reliability import harness
 
@@ -39,7 +39,7 @@ REFUSED = {(v, "empty") for v in TARGETS if v != "ARGS"} | {
 
 
 def make(*args: str, env: dict | None = None, echo: bool = True) -> subprocess.CompletedProcess:
-    """`make` as a user runs it, the test's python as PY; with the echo hook, lm.makeargs prints the argv instead of
+    """`make` as a user runs it, the test's python as PY; with the echo hook, lm.commands.makeargs prints the argv instead of
     starting the program."""
     return subprocess.run([*MAKE, *args], cwd=harness.ROOT, env=user_env(env, echo=echo), capture_output=True,
                           text=True, timeout=120)
@@ -101,26 +101,27 @@ def test_make_sample_starts_from_the_prompt_as_typed_with_its_escapes(tmp_path):
 
 
 def test_python_m_lm_sample_decodes_the_same_escapes(tmp_path, capsys):
-    """The README's `python -m lm.sample prompt='ROMEO:\\nJULIET:\\n'`, and \\t, \\\\ and a stray backslash."""
-    from lm import sample
+    """The README's `python -m lm.commands.sample prompt='ROMEO:\\nJULIET:\\n'`, and \\t, \\\\ and a stray backslash."""
+    from lm.commands import sample as sample_command
+    from lm.model import sample
 
     assert sample.unescape("a\\tb\\\\n\\n") == "a\tb\\n\n"
     chars = sorted(set((DATA / "tinyshakespeare.txt").read_text()))
     checkpoint.save(tmp_path / "model.pt", GPT(GPTConfig(vocab_size=len(chars), block_size=16, n_layer=1, n_head=2,
                                                          n_embd=16)), chars, None)
-    assert sample.main([f"checkpoint={tmp_path / 'model.pt'}", "prompt=ROMEO:\\nJULIET:\\n", "length=5"]) == 0
+    assert sample_command.main([f"checkpoint={tmp_path / 'model.pt'}", "prompt=ROMEO:\\nJULIET:\\n", "length=5"]) == 0
     assert capsys.readouterr().out.startswith("ROMEO:\nJULIET:\n")
-    assert sample.main([f"checkpoint={tmp_path / 'model.pt'}", "prompt=ROMEO:\\"]) == 2
+    assert sample_command.main([f"checkpoint={tmp_path / 'model.pt'}", "prompt=ROMEO:\\"]) == 2
     assert capsys.readouterr().err.startswith("error: prompt: '\\\\' is not an escape")
 
 
 def test_the_resume_line_a_killed_run_prints_runs_through_a_shell_and_make_with_the_same_words():
-    from lm import makeargs
+    from lm.commands import makeargs
 
     args = ["sample.prompt=What is the time o' the day? \"Tis", "tracking.run_name=a b", "x=$HOME\\n", "plain=1"]
     line = makeargs.command("train", args, RESUME="0123abcd")
     assert line.startswith("make train ")
-    # the user pastes it into a shell; the echo hook shows what lm.train would get
+    # the user pastes it into a shell; the echo hook shows what lm.commands.train would get
     pasted = " ".join(MAKE) + line.removeprefix("make")
     p = subprocess.run(["bash", "-c", pasted], cwd=harness.ROOT, env=user_env(echo=True), capture_output=True, text=True,
                        timeout=120)

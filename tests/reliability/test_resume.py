@@ -7,8 +7,8 @@ import pytest
 import torch
 from mlflow.tracking import MlflowClient
 
-from lm import makeargs, train
-from lm.callbacks import StepRecorder
+from lm.commands import makeargs, train
+from lm.run.callbacks import StepRecorder
 from tests.reliability import harness
 
 LONG = ["model.n_embd=32", "model.n_layer=1", "model.block_size=32", "train.batch_size=8", "train.steps=1000",
@@ -54,7 +54,7 @@ def runs(client, experiment):
 def test_a_long_run_killed_after_a_checkpoint_resumes_from_it_onto_the_same_curve(local, spy):
     store, client = local
     assert train.main([*LONG, "tracking.run_name=whole"]) == 0
-    o = harness.run("lm.train", [*LONG, "tracking.run_name=killed"], store, fault="step:650")
+    o = harness.run("lm.commands.train", [*LONG, "tracking.run_name=killed"], store, fault="step:650")
     assert o.killed and [f.split()[0] for f in o.fired] == ["step:650:kill"], o.err[-3000:]
     killed = runs(client, "long")["killed"]
     assert killed.info.status == "RUNNING"  # as a SIGKILL leaves it, with the checkpoint of step 600
@@ -119,7 +119,7 @@ def test_a_run_killed_before_its_first_validation_still_gets_one_on_resume(local
     """The kill comes after the run's first metrics (n_params, baselines) are logged, before the untrained model's
     validation loss: the resumed run must still measure it, once."""
     store, client = local
-    o = harness.run("lm.train", [*harness.TINY, "tracking.run_name=early"], store, fault="logging:2")
+    o = harness.run("lm.commands.train", [*harness.TINY, "tracking.run_name=early"], store, fault="logging:2")
     assert o.killed and [f.split()[0] for f in o.fired] == ["logging:2:kill"], o.err[-3000:]
     run = runs(client, "tiny")["early"]
     assert "n_params" in run.data.metrics and "val_loss" not in run.data.metrics

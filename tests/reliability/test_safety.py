@@ -9,8 +9,10 @@ import pytest
 import torch
 from mlflow.tracking import MlflowClient
 
-from lm import checkpoint, config, train
-from lm.tracking import Store
+from lm.commands import train
+from lm.model import checkpoint
+from lm.spec import config
+from lm.tracking.store import Store
 from tests.reliability import harness
 
 
@@ -116,7 +118,7 @@ def test_an_experiment_folder_is_always_inside_the_artifact_root(local, name):
 
 
 def test_the_ui_listens_on_this_machine_only_by_default(local, monkeypatch):
-    from lm import ui
+    from lm.commands import ui
 
     makefile = (harness.ROOT / "Makefile").read_text()
     assert re.search(r"^HOST \?= 127\.0\.0\.1$", makefile, re.M)

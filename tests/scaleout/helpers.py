@@ -23,7 +23,7 @@ def free_port() -> int:
 
 
 class Server:
-    """`python -m lm.ui` (what `make ui` runs) over a store of its own, on a free loopback port, in a process group
+    """`python -m lm.commands.ui` (what `make ui` runs) over a store of its own, on a free loopback port, in a process group
     of its own so that stopping it stops all of it."""
 
     def __init__(self, store: Path, log: Path):
@@ -33,7 +33,7 @@ class Server:
         env["TINYGPT_STORE"] = str(store)
         self.log = log
         with open(log, "wb") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "lm.ui", "--port", str(self.port)], cwd=ROOT, env=env,
+            self.proc = subprocess.Popen([sys.executable, "-m", "lm.commands.ui", "--port", str(self.port)], cwd=ROOT, env=env,
                                          stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait(self, timeout: float = 180) -> None:

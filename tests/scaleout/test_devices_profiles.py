@@ -6,10 +6,13 @@ from dataclasses import asdict
 import pytest
 import torch
 
-from lm import config, devices, launchers, suite
-from lm.config import ConfigError
-from lm.model import n_params
-from lm.module import LitGPT
+from lm.commands import suite as suite_command
+from lm.model.model import n_params
+from lm.run import devices
+from lm.run.module import LitGPT
+from lm.spec import config
+from lm.spec.config import ConfigError
+from lm.suite import launchers, suite
 
 
 # --- placement: one run per GPU ---------------------------------------------------------------------------
@@ -85,7 +88,7 @@ def test_the_suite_plans_its_local_pool_with_the_gpus(machine, monkeypatch, tmp_
     monkeypatch.setenv("TINYGPT_STORE", str(tmp_path))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     with pytest.raises(KeyboardInterrupt):
-        suite.main(["quick=true", "ablations=[heads]"])
+        suite_command.main(["quick=true", "ablations=[heads]"])
     assert seen["workers"] == 3   # (threads: the suite's own rule, one per run unless threads= says otherwise)
 
 

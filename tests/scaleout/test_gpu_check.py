@@ -9,7 +9,7 @@ import sys
 import pytest
 import torch
 
-from lm import gpucheck
+from lm.tools import gpucheck
 from tests.scaleout.helpers import ROOT
 
 

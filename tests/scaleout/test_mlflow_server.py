@@ -9,8 +9,9 @@ import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
 
-from lm import checkpoint, suite
-from lm.model import GPTConfig
+from lm.commands import suite
+from lm.model import checkpoint
+from lm.model.model import GPTConfig
 from tests.scaleout.helpers import ARTIFACTS, Server, browse, free_port
 
 ARGS = ["quick=true", "ablations=[baseline,temperature]"]   # temperature reads baseline's model back from the server
@@ -122,7 +123,7 @@ def test_the_ui_lists_the_exercises_and_their_runs(server, remote):
 
 
 def test_make_ui_on_a_port_in_use_says_so_in_one_line(server, capsys, monkeypatch):
-    from lm import ui
+    from lm.commands import ui
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI")
     monkeypatch.setenv("TINYGPT_STORE", str(server.store))   # the same store, a second time
@@ -148,7 +149,7 @@ def test_a_server_that_refuses_this_client_is_one_line(server, monkeypatch):
     """MLflow 3 answers /health to anyone, but its API only to the host names in --allowed-hosts."""
     import urllib.request
 
-    from lm.tracking import Store, TrackingError
+    from lm.tracking.store import Store, TrackingError
 
     plain = urllib.request.Request
 
@@ -168,7 +169,7 @@ def test_a_server_that_wants_a_login_is_one_line(monkeypatch):
     import http.server
     import threading
 
-    from lm.tracking import Store, TrackingError
+    from lm.tracking.store import Store, TrackingError
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
@@ -195,7 +196,7 @@ def test_a_server_that_wants_a_login_is_one_line(monkeypatch):
 
 
 def test_the_server_holds_the_datasets_the_parent_means_and_the_mlflow_model(server, remote):
-    from lm import model_flavor
+    from lm.measures import model_flavor
 
     client, *_ = remote
     _, (parent,), (base,) = runs_of(client, "quick/baseline")
@@ -206,7 +207,7 @@ def test_the_server_holds_the_datasets_the_parent_means_and_the_mlflow_model(ser
 
 
 def test_make_ui_against_the_server_prints_links_that_open_on_the_runs(server, remote, monkeypatch, capsys):
-    from lm import ui
+    from lm.commands import ui
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", server.url)
     monkeypatch.setattr("os.execv", lambda *a: pytest.fail("no local server for a remote store"))

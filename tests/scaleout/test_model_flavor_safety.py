@@ -1,4 +1,4 @@
-"""Loading a run's MLflow model runs no code from the store (lm/model_flavor.py): a pickled model is refused."""
+"""Loading a run's MLflow model runs no code from the store (lm/measures/model_flavor.py): a pickled model is refused."""
 import pathlib
 
 import mlflow
@@ -7,8 +7,8 @@ import torch
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
-from lm import model_flavor
-from lm.tracking import pointed_at
+from lm.measures import model_flavor
+from lm.tracking.store import pointed_at
 
 
 class Payload(torch.nn.Module):

@@ -13,9 +13,10 @@ import torch
 from mlflow.tracking import MlflowClient
 from submitit.core.utils import DelayedSubmission
 
-from lm import suite
-from lm.config import RunConfig
-from lm.suite import LauncherConfig
+from lm.commands import suite as suite_command
+from lm.spec.config import RunConfig
+from lm.suite import suite
+from lm.suite.suite import LauncherConfig
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +33,7 @@ def store(tmp_path_factory):
                      ["ablations=[baseline,nopos]", "launcher=submitit_local", f"launcher.folder={folder}"]):
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
-                assert suite.main(["quick=true", *args]) == 0, out.getvalue()[-3000:]
+                assert suite_command.main(["quick=true", *args]) == 0, out.getvalue()[-3000:]
             outputs.append(out.getvalue())
         yield MlflowClient(f"sqlite:///{tmp}/store/mlflow.db"), folder, outputs, mp
 
@@ -88,7 +89,7 @@ def test_a_finished_run_is_never_launched_again(store):
     before, jobs_before = snapshot(client), sorted(folder.iterdir())
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert suite.main(["quick=true", "ablations=[baseline,nopos]", "launcher=submitit_local",
+        assert suite_command.main(["quick=true", "ablations=[baseline,nopos]", "launcher=submitit_local",
                            f"launcher.folder={folder}"]) == 0
     assert "3 already done, 0 to run" in out.getvalue()
     assert sorted(folder.iterdir()) == jobs_before
@@ -111,14 +112,14 @@ def test_a_launcher_that_cannot_launch_is_one_line_and_touches_nothing(store, ar
     which = shutil.which
     monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name in ("sbatch", "srun") else which(name))
     before = snapshot(client)
-    assert suite.main(["quick=true", "ablations=[baseline,nopos,heads]", *args]) == 2
+    assert suite_command.main(["quick=true", "ablations=[baseline,nopos,heads]", *args]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {message}") and "\n" not in err
     assert snapshot(client) == before                 # finished runs stay finished; nothing created, nothing marked
 
 
 def test_a_job_that_fails_says_why_in_one_line(tmp_path):
-    from lm.submitit_launcher import SubmititLauncher
+    from lm.suite.submitit_launcher import SubmititLauncher
 
     launcher = SubmititLauncher(LauncherConfig(name="submitit", cluster="local", folder=str(tmp_path), max_jobs=0,
                                                parameters={"timeout_min": 5, "cpus_per_task": 1}))
@@ -140,7 +141,7 @@ def test_launcher_slurm_writes_the_sbatch_script_from_conf(tmp_path, monkeypatch
     """No cluster here: a stand-in sbatch that accepts the job shows what SLURM would be asked for."""
     import signal
 
-    from lm.submitit_launcher import SubmititLauncher
+    from lm.suite.submitit_launcher import SubmititLauncher
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -177,8 +178,8 @@ def test_launcher_slurm_writes_the_sbatch_script_from_conf(tmp_path, monkeypatch
 
 def test_local_jobs_with_gpus_get_one_each(tmp_path, monkeypatch):
     """submitit's local executor would hand every job GPU 0; each job gets a GPU of its own while there are enough."""
-    from lm import devices
-    from lm.submitit_launcher import SubmititLauncher
+    from lm.run import devices
+    from lm.suite.submitit_launcher import SubmititLauncher
 
     monkeypatch.setattr(devices, "visible_gpus", lambda: ["0", "1"])
     launcher = SubmititLauncher(LauncherConfig(name="submitit", cluster="local", folder=str(tmp_path), max_jobs=0,

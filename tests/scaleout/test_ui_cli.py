@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from lm import ui
+from lm.commands import ui
 from tests.scaleout.helpers import ROOT, free_port
 
 
@@ -83,7 +83,7 @@ def test_bad_input_is_one_line(args, env, message, started, tmp_path, monkeypatc
 
 
 def test_make_ui_passes_host_and_port():
-    """What lm/makeargs.py would start lm.ui with (TINYGPT_MAKEARGS_ECHO=1 prints it instead)."""
+    """What lm/commands/makeargs.py would start lm.commands.ui with (TINYGPT_MAKEARGS_ECHO=1 prints it instead)."""
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}  # a user's make
     env["TINYGPT_MAKEARGS_ECHO"] = "1"
     out = subprocess.run(["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}", "ui", "PORT=5123"],

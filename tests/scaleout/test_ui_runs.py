@@ -7,7 +7,9 @@ import io
 import pytest
 from mlflow.tracking import MlflowClient
 
-from lm import model_flavor, suite, ui, views
+from lm.commands import suite, ui
+from lm.measures import model_flavor
+from lm.tracking import views
 from tests.scaleout.helpers import ARTIFACTS, Server, browse, free_port
 
 VARIANTS = ["h1", "h2", "h4", "h8"]

@@ -66,7 +66,7 @@ def same_numbers(store: Path, reference, args=ONE) -> harness.Audit:
 def reference(cluster, tmp_path_factory):
     """The quick suite with the local launcher: the numbers SLURM's runs must have."""
     store = tmp_path_factory.mktemp("local") / "store"
-    o = harness.run("lm.suite", QUICK, store)
+    o = harness.run("lm.commands.suite", QUICK, store)
     assert o.rc == 0, o.err[-3000:]
     return harness.audit(store, QUICK)
 
@@ -76,7 +76,7 @@ def on_slurm(cluster, tmp_path_factory):
     """The quick suite through sbatch into a fresh store."""
     tmp = tmp_path_factory.mktemp("slurm")
     store, folder = tmp / "store", tmp / "jobs"
-    o = harness.run("lm.suite", [*QUICK, *slurm(folder)], store)
+    o = harness.run("lm.commands.suite", [*QUICK, *slurm(folder)], store)
     return store, folder, o
 
 
@@ -112,7 +112,7 @@ def test_on_slurm_the_terminal_shows_the_suite_not_the_scheduler(on_slurm):
 def test_a_second_call_on_slurm_trains_nothing(on_slurm):
     store, folder, _ = on_slurm
     before = job_ids(folder)
-    o = harness.run("lm.suite", [*QUICK, *slurm(folder)], store)
+    o = harness.run("lm.commands.suite", [*QUICK, *slurm(folder)], store)
     assert o.rc == 0, o.err[-3000:]
     assert "3 already done, 0 to run" in o.out and "nothing to run" in o.out
     assert job_ids(folder) == before                    # nothing submitted
@@ -131,7 +131,7 @@ def test_scancel_of_a_running_job_leaves_its_run_resumable_and_the_next_call_res
     """A plain scancel signals the job's srun as well, which kills the run at once: no step finishes, the run is
     marked FAILED with SLURM's reason, and its checkpoint of step 10 is where the next call resumes."""
     store, folder = tmp_path / "store", tmp_path / "jobs"
-    p, log = harness.start("lm.suite", [*ONE, *slurm(folder)], store, fault=STALL)
+    p, log = harness.start("lm.commands.suite", [*ONE, *slurm(folder)], store, fault=STALL)
     wait_until(lambda: log.read_text().strip(), 300, "run reaching step 15")
     (job,) = job_ids(folder)
     subprocess.run(["scancel", job], check=True)
@@ -141,18 +141,18 @@ def test_scancel_of_a_running_job_leaves_its_run_resumable_and_the_next_call_res
     assert len(lines) == 1 and "failed" in lines[0] and f"job {job} CANCELLED: " in lines[0], o.out[-3000:]
     assert not harness.running_children(store) and not queued([job])
     assert checkpoint_step(store) == 10
-    again = harness.run("lm.suite", [*ONE, *slurm(folder)], store)
+    again = harness.run("lm.commands.suite", [*ONE, *slurm(folder)], store)
     assert again.rc == 0 and "0 already done, 1 to run" in again.out, again.err[-3000:]
     same_numbers(store, reference)
     harness.record("slurm", scancel=f"run FAILED at step 15, resumed from step 10 to the same numbers")
 
 
 def test_a_job_past_its_time_limit_stops_with_a_checkpoint_and_the_next_call_resumes_it(cluster, reference, tmp_path):
-    """timeout_min=1, SLURM's least: no warning signal fits in a minute (lm/submitit_launcher.py), so the job runs
+    """timeout_min=1, SLURM's least: no warning signal fits in a minute (lm/suite/submitit_launcher.py), so the job runs
     past its limit (SLURM checks limits every 30 s) and SLURM kills it; the run is FAILED with its checkpoint of step
     10. Had a warning come (SIGUSR2), the run would finish its step, save a checkpoint and end KILLED."""
     store, folder = tmp_path / "store", tmp_path / "jobs"
-    o = harness.run("lm.suite", [*ONE, *slurm(folder, "launcher.parameters.timeout_min=1")], store, fault=STALL,
+    o = harness.run("lm.commands.suite", [*ONE, *slurm(folder, "launcher.parameters.timeout_min=1")], store, fault=STALL,
                     timeout=300)
     run = harness.audit(store, ONE, artifacts=False)
     assert not run.running and run.finished == 0, o.out[-3000:]
@@ -167,7 +167,7 @@ def test_a_job_past_its_time_limit_stops_with_a_checkpoint_and_the_next_call_res
     else:
         assert child.info.status == "FAILED" and step == 10, reason
     wait_until(lambda: not queued(job_ids(folder)), 60, "empty queue")   # SLURM may still be COMPLETING it
-    again = harness.run("lm.suite", [*ONE, *slurm(folder)], store)
+    again = harness.run("lm.commands.suite", [*ONE, *slurm(folder)], store)
     assert again.rc == 0 and "0 already done, 1 to run" in again.out, again.err[-3000:]
     same_numbers(store, reference)
     how = f"stopped: {reason}" if child.info.status == "KILLED" else "killed by SLURM at the limit"
@@ -177,7 +177,7 @@ def test_a_job_past_its_time_limit_stops_with_a_checkpoint_and_the_next_call_res
 
 def test_a_partition_that_does_not_exist_is_one_line_per_run_and_leaves_nothing_running(cluster, tmp_path):
     store, folder = tmp_path / "store", tmp_path / "jobs"
-    o = harness.run("lm.suite", [*QUICK, *slurm(folder, "launcher.parameters.slurm_partition=nosuch")], store)
+    o = harness.run("lm.commands.suite", [*QUICK, *slurm(folder, "launcher.parameters.slurm_partition=nosuch")], store)
     assert o.rc == 1, o.err[-3000:]
     lines = [ln for ln in o.out.splitlines() if ln.startswith("[")]
     assert len(lines) == 3, o.out[-3000:]
@@ -196,7 +196,7 @@ def test_ctrl_c_of_the_suite_cancels_its_jobs_and_their_runs_end_killed(cluster,
     import signal
 
     store, folder = tmp_path / "store", tmp_path / "jobs"
-    p, log = harness.start("lm.suite", [*ONE, *slurm(folder)], store, fault=STALL)
+    p, log = harness.start("lm.commands.suite", [*ONE, *slurm(folder)], store, fault=STALL)
     wait_until(lambda: log.read_text().strip(), 300, "run reaching step 15")
     os.killpg(p.pid, signal.SIGINT)                     # as the terminal sends it
     o = harness.finish(p, log)

@@ -1,7 +1,8 @@
 """The FLOP count that `make bench` divides by: the formula the README states, and the matmuls it times."""
 import pytest
 
-from lm import bench, config
+from lm.spec import config
+from lm.tools import bench
 
 
 @pytest.mark.parametrize("overrides", [[], ["model.n_layer=4", "model.n_embd=128"], ["profile=microgpt"]])

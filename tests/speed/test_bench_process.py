@@ -3,7 +3,7 @@ is set against a plain loop's, with where its seconds go read from a real profil
 report on the store a user has."""
 import re
 
-from lm import bench_process
+from lm.tools import bench_process
 
 
 class Rows:
@@ -23,18 +23,18 @@ def test_start_up_rows_time_each_command_once_with_its_target(tmp_path):
     table = Rows()
     bench_process.startup(table, str(tmp_path), 1, [c for c in bench_process.STARTUP if "--cfg" in c[0]
                                                     or "model.n_head=0" in c[0]])
-    assert set(table.rows) == {"python -m lm.train model.n_head=0 (a bad value)", "python -m lm.train --cfg"}
+    assert set(table.rows) == {"python -m lm.commands.train model.n_head=0 (a bad value)", "python -m lm.commands.train --cfg"}
     assert all(s > 0 for s, _ in table.rows.values())
-    assert table.rows["python -m lm.train --cfg"][1] == "target ≤ 2.0 s"
+    assert table.rows["python -m lm.commands.train --cfg"][1] == "target ≤ 2.0 s"
 
 
 def test_a_whole_train_process_is_set_against_a_plain_loop_with_its_breakdown(tmp_path):
     table = Rows()
     bench_process.whole_run(table, str(tmp_path), steps=20, repeats=1, extra=["eval.every=10"])
-    harness = table.rows["make train, default options (python -m lm.train)"]
-    assert "target ≤ 1.05" in harness[1] and table.rows["plain loop (python -m lm.plain_loop)"][0] > 0
+    harness = table.rows["make train, default options (python -m lm.commands.train)"]
+    assert "target ≤ 1.05" in harness[1] and table.rows["plain loop (python -m lm.tools.plain_loop)"][0] > 0
     plain_exit, train_exit = table.values["  of which the exit, after the last line: plain; make train"]
-    assert 0 < plain_exit < table.rows["plain loop (python -m lm.plain_loop)"][0] and 0 < train_exit < harness[0]
+    assert 0 < plain_exit < table.rows["plain loop (python -m lm.tools.plain_loop)"][0] and 0 < train_exit < harness[0]
     end = "end-of-run measurements (the final validation too), of which:"
     for what in ("imports (every import, at start-up and later)", "store opened, its database created",
                  "training (Lightning's fit), of which:", "  checkpoint writes", end, "  head statistics",

@@ -3,10 +3,12 @@ exact numbers, and every option on together lands within 0.02 of the plain path'
 import pytest
 import torch
 
-from lm import bench, config, train
-from lm.config import ConfigError
-from lm.module import LitGPT
-from lm.tracking import Store
+from lm.run import train
+from lm.run.module import LitGPT
+from lm.spec import config
+from lm.spec.config import ConfigError
+from lm.tools import bench
+from lm.tracking.store import Store
 
 SMALL = ["eval.val_batches=4", "eval.val_batch_size=32", "eval.head_windows=8", "sample.length=20",
          "runtime.progress=false", "tracking.experiment=speed"]

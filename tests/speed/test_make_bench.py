@@ -10,9 +10,9 @@ def test_make_bench_quick_prints_the_sampling_and_start_up_rows_with_their_targe
     assert p.returncode == 0, p.stderr[-3000:]
     rows = {line.strip().split("  ")[0]: line for line in p.stdout.splitlines() if line.startswith("  ")}
     assert "target ≤ 0.25 s" in rows["KV cache"] and "same characters: True" in rows["speed-up"]
-    assert "target ≤ 1.5 s" in rows["python -m lm.train model.n_head=0 (a bad value)"]
-    assert "target ≤ 2.0 s" in rows["python -m lm.train --cfg"]
-    assert p.stdout.splitlines()[0].startswith("python -m lm.bench quick only=sample,startup: ")
+    assert "target ≤ 1.5 s" in rows["python -m lm.commands.train model.n_head=0 (a bad value)"]
+    assert "target ≤ 2.0 s" in rows["python -m lm.commands.train --cfg"]
+    assert p.stdout.splitlines()[0].startswith("python -m lm.tools.bench quick only=sample,startup: ")
 
 
 def test_make_bench_only_report_times_the_report_on_the_store_make_report_reads(quick_store):

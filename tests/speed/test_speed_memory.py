@@ -2,8 +2,9 @@
 import re
 from pathlib import Path
 
-from lm import config, train
-from lm.tracking import Store
+from lm.run import train
+from lm.spec import config
+from lm.tracking.store import Store
 
 SMALL = ["eval.every=30", "eval.val_batches=4", "eval.head_windows=8", "sample.length=50", "runtime.threads=1",
          "runtime.progress=false", "tracking.experiment=memory"]

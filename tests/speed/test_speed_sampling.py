@@ -2,10 +2,10 @@
 import pytest
 import torch
 
-from lm import config
-from lm.data import load_corpus
-from lm.model import GPT, GPTConfig, KVCache
-from lm.sample import generate
+from lm.model.data import load_corpus
+from lm.model.model import GPT, GPTConfig, KVCache
+from lm.model.sample import generate
+from lm.spec import config
 
 CONFIGS = {"base": GPTConfig(),
            "microgpt-like": GPTConfig(norm="rms", activation="gelu", bias=False, embed_norm=True, final_norm=False),

@@ -1,9 +1,10 @@
-"""The parent run's per-variant metrics (lm/aggregates.py): mean, sample std and seed count of the headline metrics."""
+"""The parent run's per-variant metrics (lm/tracking/aggregates.py): mean, sample std and seed count of the headline metrics."""
 from types import SimpleNamespace
 
 import pytest
 
-from lm import aggregates, exercises
+from lm.spec import exercises
+from lm.tracking import aggregates
 
 
 def run(variant, seed, val_loss, status="FINISHED", start=0):

@@ -1,8 +1,8 @@
 """The exercise files: each parses, names real variants, and expands to the runs it promises."""
 import pytest
 
-from lm import config, exercises
-from lm.config import ConfigError
+from lm.spec import config, exercises
+from lm.spec.config import ConfigError
 
 EXPECTED = {  # variants per exercise, as the lessons set them
     "baseline": ["base"], "temperature": ["t05", "t10", "t15"], "nomask": ["masked", "nomask"],

@@ -3,7 +3,7 @@ import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
 
-from lm import suite
+from lm.commands import suite
 
 ARGS = ["quick=true", "ablations=[baseline,nomask,temperature]"]
 

@@ -9,7 +9,8 @@ import pytest
 import yaml
 from mlflow.tracking import MlflowClient
 
-from lm import cli, sweep, train
+from lm.commands import cli, train
+from lm.suite import sweep
 from tests.conftest import ROOT
 
 TINY = ["quick=true", "model.n_layer=1", "model.n_embd=16", "workers=2"]
@@ -83,7 +84,7 @@ def test_a_sweep_trains_its_grid_into_mlflow_once(store, capsys):
 
 
 def test_make_sweep_passes_seeds_and_the_grid_to_python_m_lm_train():
-    """What lm/makeargs.py would start lm.train with (TINYGPT_MAKEARGS_ECHO=1 prints it instead)."""
+    """What lm/commands/makeargs.py would start lm.commands.train with (TINYGPT_MAKEARGS_ECHO=1 prints it instead)."""
     env = {**os.environ, "TINYGPT_MAKEARGS_ECHO": "1"}
     out = subprocess.run(["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}", "sweep",
                           "ARGS=model.n_head=1,2 model.n_layer=2,4", "SEEDS=3"], cwd=ROOT, env=env,

@@ -10,9 +10,10 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from analysis.store import Reader
-from lm import checkpoint, knockout, train
-from lm.model import GPTConfig
-from lm.tracking import pointed_at
+from lm.commands import heads, train
+from lm.model import checkpoint
+from lm.model.model import GPTConfig
+from lm.tracking.store import pointed_at
 
 TINY = ["train.steps=30", "eval.every=10", "eval.val_batches=2", "eval.val_batch_size=16", "eval.head_windows=8",
         "sample.length=50", "runtime.progress=false", "tracking.experiment=tiny"]
@@ -118,12 +119,12 @@ def test_the_run_logs_every_heads_knock_out_and_the_attention_view_lines(finishe
 
 def test_make_heads_prints_the_head_table_of_a_finished_run(finished, capsys):
     uri, runs = finished
-    assert knockout.main([f"run={runs.loc[0, 'run_id']}", "force=true", f"tracking_uri={uri}"]) == 0
+    assert heads.main([f"run={runs.loc[0, 'run_id']}", "force=true", f"tracking_uri={uri}"]) == 0
     out = capsys.readouterr().out
     assert "validation loss" in out and "knock-out (mean)" in out and "type" in out
     lines = out.splitlines()
     rows = [ln.split() for ln in lines[2:-1]]
     assert len(rows) == 2 * 4 + 4 and sum(r[1] in ("(attn)", "(mlp)") for r in rows) == 4
     assert re.fullmatch(r"24 knock-outs in [\d.]+ s \([\d.]+ s of CPU, \d+ threads?\)", lines[-1])
-    assert knockout.main(["run=nosuchrun", f"tracking_uri={uri}"]) == 2
+    assert heads.main(["run=nosuchrun", f"tracking_uri={uri}"]) == 2
     assert "no such run" in capsys.readouterr().err

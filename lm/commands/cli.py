@@ -1,0 +1,136 @@
+"""What each command checks before its heavy imports: its flags, its config composed by Hydra and checked against
+the schemas, exercise names, and the runs it names, looked up without MLflow.
+
+torch, Lightning, MLflow and pandas take 5 to 6 s to import here (`python -X importtime`, `make bench`); every
+check below takes a few tenths of a second. A command module calls `before_imports(its_front)` at its top, under
+`if __name__ == "__main__"`, so a mistake is one line before anything heavy loads; its `main()` makes the same
+checks again through the same functions (the composed config is cached), so that main() works when imported.
+"""
+from dataclasses import dataclass, field
+
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
+
+from lm.commands import process
+from lm.spec import config, store_check
+from lm.spec.errors import ConfigError, DataError, TrackingError
+
+CFG_PARTS = ("job", "hydra", "all")
+
+
+# --- python -m lm.commands.train ----------------------------------------------------------------------------------
+@dataclass
+class Flags:
+    """`python -m lm.commands.train`'s own flags, Hydra's where Hydra has one (--cfg, -m); the rest are overrides."""
+    overrides: list[str] = field(default_factory=list)
+    resume: str | None = None
+    cfg: str | None = None      # job or all: print the resolved config and stop
+    multirun: bool = False      # -m: the overrides are a grid of runs
+
+
+def parse_flags(argv: list[str]) -> Flags:
+    flags, rest = Flags(), list(argv)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--resume":
+            flags.resume = rest.pop(0) if rest else ""
+        elif arg in ("--cfg", "-c"):
+            flags.cfg = rest.pop(0) if rest and rest[0] in CFG_PARTS else "job"
+            if flags.cfg == "hydra":
+                raise ConfigError("--cfg hydra: runs are composed with Hydra's compose API, which has no Hydra "
+                                  "run config to show; --cfg job prints the run's config")
+        elif arg in ("-m", "--multirun"):
+            flags.multirun = True
+        elif arg.startswith("-") and "=" not in arg:
+            raise ConfigError(f"unknown option {arg!r}; the options are --cfg [job|all], -m (a sweep), "
+                              f"--resume RUN_ID and Hydra overrides (key=value)")
+        else:
+            flags.overrides.append(arg)
+    return flags
+
+
+def is_sweep(overrides: list[str]) -> bool:
+    """Whether any override has several values (model.n_head=1,2): Hydra calls that ambiguous without -m; here it
+    is a sweep. An override Hydra cannot parse is left for the config's own one-line error."""
+    try:
+        return any(o.is_sweep_override() for o in OverridesParser.create().parse_overrides(list(overrides)))
+    except HydraException:
+        return False
+
+
+def check_resume(run: store_check.RunRecord | None, run_id: str, uri: str, cfg: config.RunConfig) -> None:
+    """--resume RUN_ID: a run of this store, unfinished, and trained with this config (its checkpoint fits)."""
+    if run is None:
+        raise ConfigError(f"--resume {run_id!r}: no such run in {uri}")
+    if run.tags.get("config_hash") != cfg.config_hash:
+        raise ConfigError(f"--resume {run_id}: that run and its checkpoint have another config (hash "
+                          f"{run.tags.get('config_hash')}; these arguments give {cfg.config_hash}): resume it "
+                          f"with the arguments it was started with")
+    if run.status == "FINISHED":
+        raise ConfigError(f"--resume {run_id}: that run already finished; there is nothing to resume")
+
+
+def train_front(argv: list[str]) -> int | None:
+    """`python -m lm.commands.train`: --cfg printed, a sweep run, or the input checked; None when one run can start."""
+    try:
+        flags = parse_flags(argv)
+        if flags.multirun or is_sweep(flags.overrides):
+            if flags.resume is not None:
+                raise ConfigError("--resume is for one run; a sweep resumes when the same command runs again")
+            from lm.commands import sweep  # the suite's machinery, for a sweep only
+
+            return sweep.main(flags.overrides, cfg=flags.cfg is not None)
+        cfg = config.load(flags.overrides)
+        if flags.cfg:
+            print(process.to_yaml(cfg.to_dict()))
+            return 0
+        if flags.resume is not None:
+            uri = store_check.resolve_uri(cfg.tracking.uri)
+            try:
+                check_resume(store_check.run_record(uri, flags.resume) if flags.resume else None,
+                             flags.resume, uri, cfg)
+            except store_check.CannotTell:
+                pass  # the run itself opens the store, and says what is wrong with it
+    except (ConfigError, DataError) as e:  # DataError: a file of your own that cannot be a corpus
+        return process.fail(str(e))
+    return None
+
+
+# --- python -m lm.commands.sample ---------------------------------------------------------------------------------
+SAMPLE_OPTIONS = {"run": "", "checkpoint": "", "prompt": "\n", "temperature": "0.8", "length": "400", "seed": "1"}
+
+
+def sample_options(argv: list[str]) -> dict:
+    """`make sample`'s key=value options, converted and checked; a ValueError names the bad one."""
+    from lm.spec.schema import check_temperature, unescape
+
+    opts = dict(SAMPLE_OPTIONS)
+    for arg in argv:
+        key, eq, value = arg.partition("=")
+        if not eq or key not in opts:
+            raise ValueError(f"unknown option {arg!r}; the options are {', '.join(k + '=' for k in opts)}")
+        opts[key] = value
+    opts["prompt"] = unescape(opts["prompt"])
+    opts["temperature"], opts["length"], opts["seed"] = (float(opts["temperature"]), int(opts["length"]),
+                                                         int(opts["seed"]))
+    check_temperature(opts["temperature"])
+    if opts["length"] <= 0:
+        raise ValueError(f"length={opts['length']} must be positive")
+    return opts
+
+
+def sample_front(argv: list[str]) -> int | None:
+    """`python -m lm.commands.sample`: the options, and the run named, checked without torch or MLflow."""
+    try:
+        opts = sample_options(argv)
+        if opts["run"]:
+            uri = store_check.resolve_uri()
+            try:
+                run = store_check.run_record(uri, opts["run"])
+            except store_check.CannotTell:
+                return None
+            if run is None or (run.artifacts is not None and not (run.artifacts / "model.pt").is_file()):
+                raise ValueError(f"run {opts['run']!r} has no model.pt in {uri}")
+    except (ValueError, TrackingError) as e:
+        return process.fail(str(e))
+    return None

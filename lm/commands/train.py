@@ -1,0 +1,62 @@
+"""`make train`: one run from the command line, every check before any work.
+
+    python -m lm.commands.train [hydra overrides ...] [--resume RUN_ID] [--cfg]
+    python -m lm.commands.train -m model.n_head=1,2,4 model.n_layer=2,4 [seeds=3]    (a grid sweep: lm/commands/sweep.py)
+"""
+import sys
+
+if __name__ == "__main__":  # the command line: checked (and --cfg or a sweep done) before the imports below
+    from lm.commands import cli, process
+    process.before_imports(cli.train_front)
+
+# The heavy imports: torch, Lightning and MLflow take 5 s, which a mistake on the command line never waits for.
+import mlflow
+
+from lm.commands import cli, makeargs
+from lm.run import train as one_run
+from lm.spec import config
+from lm.spec.config import RunConfig
+from lm.spec.errors import USER_ERRORS
+from lm.spec.store_check import RunRecord
+from lm.tracking.store import Store
+
+
+def check_resume(store: Store, run_id: str, cfg: RunConfig) -> None:
+    """--resume RUN_ID, checked through MLflow's client (the command line checked it already, where it could)."""
+    try:
+        run = store.client.get_run(run_id) if run_id else None
+    except mlflow.exceptions.MlflowException:
+        run = None
+    cli.check_resume(run and RunRecord(run_id, run.info.status, run.data.tags), run_id, store.uri, cfg)
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    done = cli.train_front(argv)  # --cfg, a sweep, or a mistake in the arguments
+    if done is not None:
+        return done
+    flags = cli.parse_flags(argv)
+    argv, resume_id = flags.overrides, flags.resume
+    try:
+        cfg = config.load(argv)
+        corpus = one_run.prepare(cfg)
+        store = Store(cfg.tracking.uri, cfg.tracking.checkpoint_dir)
+        if resume_id is not None:
+            check_resume(store, resume_id, cfg)
+    except USER_ERRORS as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    run_id = resume_id or store.create_run(cfg.tracking.experiment, cfg.tracking.run_name or f"seed{cfg.seed}",
+                                           {"config_hash": cfg.config_hash, "seed": cfg.seed})
+    result = one_run.execute(cfg, corpus, store, run_id)
+    if result["status"] == "KILLED":
+        print(f"\n{result['reason']}; resume with: {makeargs.command('train', argv, RESUME=run_id)}", file=sys.stderr)
+        return 130
+    if result["status"] == "FAILED":
+        print(f"error: run {run_id} failed: {result['reason']}", file=sys.stderr)
+        return 1
+    print(one_run.summary(cfg, run_id, store, result))
+    return 0
+
+if __name__ == "__main__":
+    process.after_imports()  # the collector, off since before_imports
+    process.finish(main())

@@ -1,0 +1,168 @@
+"""`make ui`: MLflow's own UI over the project's store, on this machine only unless told otherwise.
+
+    python -m lm.commands.ui [--host 127.0.0.1] [--port 5000] [any other `mlflow server` option, e.g. --workers 4]
+
+Serves the store training writes to (MLFLOW_TRACKING_URI, else TINYGPT_STORE, else ./mlruns/mlflow.db) with
+`mlflow server`, artifacts included: the runs' files are read where the store keeps them, and experiments made
+through the server keep theirs in the same folder. Checks the port first and prints the address to open, and
+for each exercise two links that open on its runs (lm/tracking/views.py): the runs table with the parent run's per-variant
+means, and the runs grouped by variant in charts. With MLFLOW_TRACKING_URI a server, prints the links into its UI.
+"""
+import argparse
+import errno
+import ipaddress
+import os
+import socket
+import sys
+import urllib.request
+from pathlib import Path
+
+from lm.spec.store_check import resolve_uri
+
+LOOPBACK = "127.0.0.1"
+
+
+def address(host: str, port: int) -> str:
+    shown = LOOPBACK if host in ("0.0.0.0", "") else "::1" if host == "::" else host
+    return f"http://[{shown}]:{port}" if ":" in shown else f"http://{shown}:{port}"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why the server could not listen on host:port, or None if it can. Tried as the server binds (SO_REUSEADDR,
+    as uvicorn does), so a port left in TIME_WAIT by the last server counts as free."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((host, port))
+    except socket.gaierror as e:
+        return f"cannot serve on {host!r}: not an address of this machine ({e.strerror})"
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            try:  # is it already an MLflow server, a `make ui` left running?
+                with urllib.request.urlopen(f"{address(host, port)}/health", timeout=2) as r:
+                    answered = r.read().strip() == b"OK"
+            except OSError:
+                answered = False
+            what = "an MLflow server is already answering there (open it)" if answered else "something else is using it"
+            return f"port {port} on {host} is already in use: {what}; choose another: make ui PORT={port + 1}"
+        if e.errno == errno.EACCES:
+            return f"port {port} on {host} needs root; choose one above 1023: make ui PORT=5000"
+        return f"cannot serve on {host}:{port} ({e.strerror})"
+    return None
+
+
+def runs_link(base: str, experiment_id: str) -> str:
+    from lm.tracking.views import RUNS
+
+    return f"{base}/#/experiments/{experiment_id}/{RUNS}"
+
+
+def exercise_links(uri: str, base: str) -> list[tuple[str, str, str | None]]:
+    """(experiment, its runs table, its seeds-by-variant charts or None) for every experiment in the store."""
+    from mlflow.tracking import MlflowClient
+
+    from lm.tracking import views
+
+    out = []
+    for exp in sorted(MlflowClient(uri).search_experiments(), key=lambda e: e.name):
+        if exp.name != "Default":
+            charts = views.link(base, exp) if views.has_view(exp) else None
+            runs = views.link(base, exp, views.TABLE_KEY) if views.has_view(exp, views.TABLE_KEY) else \
+                runs_link(base, exp.experiment_id)
+            out.append((exp.name, runs, charts))
+    return out
+
+
+def command(uri: str, host: str, port: int, extra: list[str]) -> list[str]:
+    mlflow = Path(sys.executable).with_name("mlflow")
+    cmd = [str(mlflow) if mlflow.exists() else "mlflow", "server", "--backend-store-uri", uri,
+           "--host", host, "--port", str(port)]
+    if uri.startswith("sqlite:///"):  # the runs' artifacts sit beside the database, in the store's folder
+        artifacts = Path(uri.removeprefix("sqlite:///")).parent / "artifacts"
+        cmd += ["--serve-artifacts", "--artifacts-destination", str(artifacts)]
+    if not any(a == "--workers" or a.startswith("--workers=") or a == "-w" for a in extra):
+        cmd += ["--workers", "1"]  # one person's browser; MLflow's default of 4 only slows the start
+    return cmd + extra
+
+
+def remote(uri: str) -> int:
+    """MLFLOW_TRACKING_URI is a server, which serves its own UI: the links into it, or one line if it does not answer."""
+    from lm.tracking.store import Store, TrackingError
+
+    try:
+        Store(uri)
+    except TrackingError:
+        print(f"error: MLFLOW_TRACKING_URI is the MLflow server {uri}, which serves its own UI, but it does not "
+              f"answer (unset MLFLOW_TRACKING_URI to serve the local store)", file=sys.stderr)
+        return 2
+    print(f"MLflow server {uri} serves its own UI; each exercise's runs (and, below, its seeds charted by variant):")
+    print_links(exercise_links(uri, uri.rstrip("/")))
+    return 0
+
+
+def print_links(links: list[tuple[str, str, str | None]]) -> None:
+    width = max((len(name) for name, *_ in links), default=0)
+    for name, runs, charts in links:
+        print(f"    {name:<{width}}  {runs}" + (f"\n    {'':<{width}}  {charts}" if charts else ""))
+    sys.stdout.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lm.commands.ui", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default=LOOPBACK, help="interface to bind (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", default="5000")
+    args, extra = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    host = args.host.strip() or LOOPBACK
+    uri = resolve_uri()
+    if uri.startswith(("http://", "https://")):
+        return remote(uri)
+    if not uri.startswith(("sqlite:///", "postgresql", "mysql", "mssql")):
+        print(f"error: cannot serve the tracking URI {uri!r}; use sqlite:///path/to/mlflow.db", file=sys.stderr)
+        return 2
+    if not (args.port.isdigit() and 0 < int(args.port) < 65536):
+        print(f"error: PORT={args.port} is not a port (1-65535)", file=sys.stderr)
+        return 2
+    args.port = int(args.port)
+    problem = port_problem(host, args.port)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    if uri.startswith("sqlite:///"):
+        db = Path(uri.removeprefix("sqlite:///"))
+        if not db.is_file():
+            print(f"note: {db} has no runs yet (`make ablations-quick` makes some in a minute)", file=sys.stderr)
+        db.parent.mkdir(parents=True, exist_ok=True)
+    if not is_loopback(host):
+        print(f"warning: serving on {host}, beyond this machine: MLflow's UI has no login, and anyone who can reach "
+              f"port {args.port} can read, change and delete these runs", file=sys.stderr)
+    print(f"MLflow UI for {uri}\n  open {address(host, args.port)}  (starting: a few seconds; Ctrl-C stops it)",
+          flush=True)
+    links = exercise_links(uri, address(host, args.port)) if not uri.startswith("sqlite:///") or db.is_file() else []
+    if links:
+        print("  each exercise's runs (and, below, its seeds charted by variant):")
+        print_links(links)
+    cmd = command(uri, host, args.port, extra)
+    # MLflow 3 also starts seven job-runner processes for its GenAI features (judges, trace roll-ups); training
+    # runs need none of them, and on a small machine they slow everything else down.
+    os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
+    try:
+        os.execv(cmd[0], cmd) if os.path.isabs(cmd[0]) else os.execvp(cmd[0], cmd)
+    except OSError as e:
+        print(f"error: cannot start `mlflow server` ({e.strerror}); is the environment built? (make ui builds it)",
+              file=sys.stderr)
+        return 2
+    return 0  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""What a trained model shows, measured once at the end of a run: the numbers and files MLflow keeps."""
+import json
+import math
+
+import pandas as pd
+import torch
+
+from lm.measures import head_measure
+from lm.model.data import Corpus, DataConfig
+from lm.model.model import GPT, honest_loss, token_losses
+from lm.model.sample import (
+    generate,
+    line_length,
+    next_char_probs,
+    real_word_share,
+    speaker_line_share,
+    training_words,
+    word_validity,
+)
+
+
+@torch.no_grad()
+def validation(model: GPT, batches, honest_windows: int = 0) -> dict:
+    by_pos = torch.zeros(model.config.block_size, dtype=torch.float64)
+    n_pos = torch.zeros_like(by_pos)
+    for x, y in batches:
+        losses = token_losses(model, x, y).double().cpu()
+        mask = (y >= 0).cpu()
+        by_pos += losses.sum(0)
+        n_pos += mask.sum(0)
+    total, count = by_pos.sum().item(), n_pos.sum().item()
+    out = {"val_loss": total / count, "loss_by_position": (by_pos / n_pos.clamp(min=1)).tolist()}
+    out["val_perplexity"] = math.exp(out["val_loss"])
+    if honest_windows:
+        x, y = (torch.cat(t)[:honest_windows] for t in zip(*batches))
+        out["honest_val_loss"] = honest_loss(model, x, y)
+    return out
+
+
+def has_word_starts(corpus: Corpus) -> bool:
+    """Whether the word-start head statistic can look anywhere: documents (names), or a text with spaces."""
+    return corpus.documents or " " in corpus.stoi
+
+
+def not_applicable(corpus: Corpus, c: DataConfig) -> dict[str, str]:
+    """What a run on this corpus cannot measure, by the names it would log them under, each with the reason: the
+    probe and the heatmap line when they hold characters the text does not (lesson 000's, on your own text), and
+    the word-start head statistic on a text without spaces between words."""
+    out = {}
+    for key, names in (("probe", ("probe_top1", "probe_top1_p", "probe.json")), ("heatmap_line", ("attention.json",))):
+        outside = sorted(set(getattr(c, key)) - corpus.stoi.keys())
+        if outside:
+            out.update(dict.fromkeys(names, f"data.{key} {getattr(c, key)!r} has characters not in this corpus "
+                                            f"({''.join(outside)!r})"))
+    if not has_word_starts(corpus):
+        out["heads_word_start_max"] = "the text has no spaces between words, where the word-start statistic looks"
+    return out
+
+
+def probe(model: GPT, corpus: Corpus, prompt: str, k: int = 5) -> dict:
+    p = next_char_probs(model, corpus.encode(prompt) if not corpus.documents else [corpus.bos, *corpus.encode(prompt)])
+    top = p.topk(k)
+    return {"prompt": prompt, "top": [(corpus.decode([int(i)]), float(v)) for v, i in zip(top.values, top.indices)]}
+
+
+def samples(model: GPT, corpus: Corpus, prompt: str, length: int, temperature: float, count: int, seed: int):
+    """`count` samples, and for a stream their word scores, each a mean over the samples (the prompt not scored);
+    for documents, `count` documents, each up to the context."""
+    if corpus.documents:
+        start, stop = [corpus.bos, *corpus.encode(prompt)], corpus.bos
+        return {"texts": [prompt + corpus.decode(generate(model, start, model.config.block_size, temperature,
+                                                          seed + i, stop)) for i in range(count)], "scores": {}}
+    prompt = prompt or corpus.train_text[0]  # an empty prompt: the text's own first character starts it
+    texts = [corpus.decode(generate(model, corpus.encode(prompt), length, temperature, seed + i))
+             for i in range(count)]
+    words, stripped = training_words(corpus.train_text), training_words(corpus.train_text, strip=True)
+    scores = {"word_validity": [word_validity(t, words) for t in texts],
+              "word_validity_stripped": [word_validity(t, stripped, strip=True) for t in texts],
+              "real_word_share": [real_word_share(t, words) for t in texts],
+              # lesson 000's sample: speaker names in capitals and a colon, lines broken like verse (the
+              # prompt, itself a speaker tag, not counted)
+              "speaker_line_share": [speaker_line_share(t) for t in texts],
+              "line_length": [line_length(t) for t in texts]}
+    out = {k: sum(v) / len(v) for k, v in scores.items()}
+    out["speaker_line_share_train"] = speaker_line_share(corpus.train_text)
+    out["line_length_train"] = line_length(corpus.train_text)
+    return {"texts": [prompt + t for t in texts], "scores": out}
+
+
+@torch.no_grad()
+def attention_on(model: GPT, corpus: Corpus, line: str) -> dict:
+    """Every head's weights on one line, for heatmaps: {chars, weights[block][head][query][key]}."""
+    ids = corpus.encode(line)[: model.config.block_size]
+    if corpus.documents:
+        ids = [corpus.bos, *ids][: model.config.block_size]
+    _, maps = model.attention_maps(torch.tensor([ids], device=next(model.parameters()).device))
+    return {"chars": [corpus.decode([i]) for i in ids],
+            "weights": [[[[round(w, 5) for w in row] for row in head] for head in m[0].cpu().tolist()] for m in maps]}
+
+
+@torch.no_grad()
+def head_statistics(model: GPT, corpus: Corpus, batches, windows: int, skip: int) -> pd.DataFrame:
+    """head_measure.head_table on validation windows; of documents, only the rows that read a real character (a
+    name's BOS and letters), never the padding after its end, whose target is -1."""
+    x, y = (torch.cat(t)[:windows] for t in zip(*batches))
+    _, maps = model.attention_maps(x)
+    boundary = {corpus.stoi[c] for c in " \n" if c in corpus.stoi} | ({corpus.bos} if corpus.documents else set())
+    real = (y >= 0).cpu() if corpus.documents else None
+    table = head_measure.head_table([m.float().cpu() for m in maps], x.cpu(), boundary,
+                                    skip=min(skip, x.size(1) - 1), real=real)
+    if not has_word_starts(corpus):  # see not_applicable
+        table["word_start_score"] = math.nan
+    exclude = {corpus.bos} if corpus.documents else set()
+    induction = head_measure.induction_score(model, model.config.vocab_size, exclude=exclude)
+    return table.merge(induction, on=["block", "head"])
+
+
+@torch.no_grad()
+def score_array_size(model: GPT, batch_size: int) -> int:
+    """One layer's score array as the forward pass makes it: the number of attention weights block 1 holds for a
+    batch of full windows (lesson 000 counts batch × heads × context²; this measures it)."""
+    x = torch.zeros(batch_size, model.config.block_size, dtype=torch.long, device=next(model.parameters()).device)
+    _, maps = model.attention_maps(x)
+    return maps[0].numel()
+
+
+@torch.no_grad()
+def attention_at_init(model: GPT, x: torch.Tensor) -> dict:
+    """Lesson 000's case for the 1/√d, measured on the untrained model: the spread (std) of the raw q·k over every
+    causal (query, key) pair of every head, the spread of the scores the softmax sees (q·k / √d_head, or q·k
+    itself without the scaling), and how one-hot the softmax then is: the mean heaviest weight and the mean
+    entropy (nats) of the rows that have more than one key."""
+    inputs = []
+    hooks = [b.attn.register_forward_pre_hook(lambda m, args: inputs.append(args[0])) for b in model.h]
+    try:
+        _, maps = model.attention_maps(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    B, T = x.shape
+    causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+    raw = []
+    for block, a in zip(model.h, inputs):
+        C, H = a.size(-1), block.attn.n_head
+        q, k, _ = (t.view(B, T, H, C // H).transpose(1, 2) for t in block.attn.c_attn(a).split(C, 2))
+        raw.append((q @ k.transpose(-2, -1))[..., causal])       # (B, H, pairs)
+    raw = torch.cat([r.flatten() for r in raw])
+    d_head = model.config.n_embd // model.config.n_head
+    w = torch.cat([m[:, :, 1:].flatten(0, 2) for m in maps])      # rows 1 … T-1 of every head: (rows, T)
+    return {"init_qk_std": raw.std().item(),
+            "init_score_std": raw.std().item() / (math.sqrt(d_head) if model.config.scale_attn else 1.0),
+            "init_max_weight": w.max(-1).values.mean().item(),
+            "init_entropy": torch.special.entr(w).sum(-1).mean().item()}
+
+
+def to_json(obj, compact: bool = False) -> str:
+    if compact:  # for the larger files: no spaces
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(obj, indent=1, ensure_ascii=False)
+
+
+# The attention view's lines: the lessons' heatmap line, a few validation lines, and the induction test (a random
+# string of letters repeated, so that a head reading what followed the current character last time shows).
+VIEW_LINES, VIEW_CHARS = 3, 64
+
+
+@torch.no_grad()
+def attention_lines(model: GPT, corpus: Corpus, heatmap_line: str | None) -> dict:
+    """Every head's weights on several named lines, each at most 64 characters (the page shows them as text):
+    {lines: [{name, chars, weights[block][head][query][key]}]}; with the mask, a query's row stops at itself. The
+    heatmap line is left out (None) where the corpus lacks its characters."""
+    size = min(model.config.block_size, VIEW_CHARS)
+    start = [corpus.bos] if corpus.documents else []
+    if corpus.documents:   # rows [BOS, name, BOS, -1 …]: the names
+        found = [[int(i) for i in row[1:] if i >= 0 and i != corpus.bos] for row in corpus.val[:VIEW_LINES]]
+    else:                  # the first lines of the validation text with a few words each
+        text = corpus.decode(corpus.val[:20_000].tolist()).split("\n")[1:]
+        found = [corpus.encode(t) for t in text if len(t) >= 24][:VIEW_LINES]
+    letters = [corpus.stoi[c] for c in corpus.chars if c.isalpha()]
+    g = torch.Generator().manual_seed(0)
+    half = (size - len(start)) // 2
+    rand = [letters[i] for i in torch.randint(len(letters), (min(20, half),), generator=g)]
+    named = [*([("heatmap line", corpus.encode(heatmap_line))] if heatmap_line else []),
+             *((f"validation {k}", ids) for k, ids in enumerate(found, start=1)),
+             ("induction test", rand + rand)]
+    device = next(model.parameters()).device
+    lines = []
+    for name, ids in named:
+        ids = (start + ids)[:size]
+        _, maps = model.attention_maps(torch.tensor([ids], device=device))
+        weights = [[[[round(w, 4) for w in (row[: q + 1] if model.config.mask else row)]
+                     for q, row in enumerate(head)] for head in m[0].cpu().tolist()] for m in maps]
+        lines.append({"name": name, "chars": [corpus.decode([i]) for i in ids], "weights": weights})
+    return {"mask": model.config.mask, "lines": lines}

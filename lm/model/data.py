@@ -1,0 +1,135 @@
+"""The corpora: a pinned, hash-checked file or your own text, its character vocabulary, its splits and its batches."""
+import math
+import random
+
+import pytorch_lightning as pl
+import torch
+from torch.utils.data import DataLoader, IterableDataset
+
+from lm.spec.corpus_file import locate, read_text, sha256  # noqa: F401  (the file: lm/spec/corpus_file.py)
+from lm.spec.errors import DataError  # noqa: F401  (raised here, caught by commands before torch loads)
+from lm.spec.schema import DataConfig  # noqa: F401  (a run's settings, checked before torch loads)
+
+
+class Corpus:
+    """Characters as ids. A text is one long stream; documents are rows [BOS, c1..cn, BOS, -1 …]."""
+
+    def __init__(self, c: DataConfig, text: str):
+        self.name, self.documents = c.corpus, c.documents
+        if c.documents:
+            docs = [line.strip() for line in text.splitlines() if line.strip()]
+            random.Random(c.shuffle_seed).shuffle(docs)
+            self.chars = sorted(set("".join(docs)))
+            self.bos = len(self.chars)
+            self.stoi = {ch: i for i, ch in enumerate(self.chars)}
+            n_val = max(1, int(len(docs) * c.val_fraction))
+            train_docs, val_docs = docs[:-n_val], docs[-n_val:]
+            width = max(map(len, docs)) + 2
+            self.train, self.val = (self._rows(d, width) for d in (train_docs, val_docs))
+            self.train_text = "\n".join(train_docs)
+        else:
+            self.chars, self.bos = sorted(set(text)), None
+            self.stoi = {ch: i for i, ch in enumerate(self.chars)}
+            ids = torch.tensor(self.encode(text), dtype=torch.long)
+            split = int((1 - c.val_fraction) * len(ids))
+            self.train, self.val = ids[:split], ids[split:]
+            self.train_text = text[:split]
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.chars) + (self.bos is not None)
+
+    def encode(self, s: str) -> list[int]:
+        bad = sorted(set(s) - self.stoi.keys())
+        if bad:
+            raise ValueError(f"{''.join(bad)!r} {'is' if len(bad) == 1 else 'are'} not in the "
+                             f"{len(self.chars)}-character vocabulary of {self.name}")
+        return [self.stoi[ch] for ch in s]
+
+    def decode(self, ids) -> str:
+        return "".join("\n" if i == self.bos else self.chars[i] for i in ids)
+
+    def _rows(self, docs: list[str], width: int) -> torch.Tensor:
+        rows = torch.full((len(docs), width), -1, dtype=torch.long)
+        for r, doc in enumerate(docs):
+            ids = [self.bos, *self.encode(doc), self.bos]
+            rows[r, :len(ids)] = torch.tensor(ids)
+        return rows
+
+    def batch(self, split: str, batch_size: int, block_size: int, generator: torch.Generator):
+        """Random training examples: windows of block_size characters, or documents, with targets one on."""
+        data = self.train if split == "train" else self.val
+        if self.documents:
+            rows = data[torch.randint(len(data), (batch_size,), generator=generator)]
+            if rows.size(1) < block_size + 1:
+                rows = torch.nn.functional.pad(rows, (0, block_size + 1 - rows.size(1)), value=-1)
+            x, y = rows[:, :block_size].clone(), rows[:, 1:block_size + 1]
+            x[x < 0] = self.bos  # what padding reads is never scored
+            return x, y
+        starts = torch.randint(len(data) - block_size - 1, (batch_size, 1), generator=generator)
+        chunk = data[starts + torch.arange(block_size + 1)]  # index arithmetic, no Python loop
+        return chunk[:, :-1], chunk[:, 1:]
+
+    def baselines(self) -> dict[str, float]:
+        """Uniform guessing, ln V, and a bigram table (counts + 1) fitted on train and scored on validation."""
+        V = self.vocab_size
+
+        def pairs(data):
+            if self.documents:
+                a, b = data[:, :-1].flatten(), data[:, 1:].flatten()
+                keep = (a >= 0) & (b >= 0)
+                return a[keep], b[keep]
+            return data[:-1], data[1:]
+
+        counts = torch.ones(V, V, dtype=torch.float64)
+        a, b = pairs(self.train)
+        counts.index_put_((a, b), torch.ones(len(a), dtype=torch.float64), accumulate=True)
+        logp = (counts / counts.sum(1, keepdim=True)).log()
+        a, b = pairs(self.val)
+        return {"uniform_loss": math.log(V), "bigram_loss": -logp[a, b].mean().item()}
+
+
+def load_corpus(c: DataConfig) -> Corpus:
+    corpus = Corpus(c, read_text(locate(c)))
+    if corpus.vocab_size != c.vocab_size:
+        raise DataError(f"data.vocab_size={c.vocab_size} but {c.filename} has {corpus.vocab_size} symbols")
+    return corpus
+
+
+class TrainBatches(IterableDataset):
+    """An endless stream of training batches. The batch for step k depends only on (seed, k), so a resumed
+    run sees exactly the batches it would have seen, with no sampler state to save."""
+
+    def __init__(self, corpus: Corpus, batch_size: int, block_size: int, seed: int, start_step: int = 0):
+        self.corpus, self.batch_size, self.block_size = corpus, batch_size, block_size
+        self.seed, self.start_step = seed, start_step
+
+    def __iter__(self):
+        g, step = torch.Generator(), self.start_step
+        while True:
+            g.manual_seed(self.seed * 1_000_003 + step)
+            yield self.corpus.batch("train", self.batch_size, self.block_size, g)
+            step += 1
+
+
+def val_batches(corpus: Corpus, n_batches: int, batch_size: int, block_size: int) -> list:
+    """A fixed set of validation windows, the same for every run, so runs can be compared."""
+    g = torch.Generator().manual_seed(1)
+    return [corpus.batch("val", batch_size, block_size, g) for _ in range(n_batches)]
+
+
+class CorpusDataModule(pl.LightningDataModule):
+    def __init__(self, corpus: Corpus, batch_size: int, block_size: int, seed: int,
+                 n_val_batches: int, val_batch_size: int):
+        super().__init__()
+        self.corpus, self.batch_size, self.block_size, self.seed = corpus, batch_size, block_size, seed
+        self.val = val_batches(corpus, n_val_batches, val_batch_size, block_size)
+
+    def train_dataloader(self):
+        # Called after a checkpoint is restored, so a resumed run picks up at its own step.
+        start = self.trainer.global_step if self.trainer else 0
+        return DataLoader(TrainBatches(self.corpus, self.batch_size, self.block_size, self.seed, start),
+                          batch_size=None)
+
+    def val_dataloader(self):
+        return DataLoader(self.val, batch_size=None)

@@ -1,0 +1,98 @@
+"""Generating text, next-character probabilities, and how many generated words are real ones."""
+
+
+import re
+import string
+
+import torch
+
+from lm.model.model import GPT, KVCache
+from lm.spec.schema import SampleConfig, check_temperature, unescape  # noqa: F401  (checked before torch loads)
+
+
+def _pick(logits: torch.Tensor, temperature: float, g: torch.Generator) -> int:
+    # Inverse CDF with one uniform draw: the same seed picks the same character from the same probabilities.
+    cdf = (logits.double() / temperature).softmax(-1).cumsum(-1)
+    u = torch.rand(1, generator=g, dtype=torch.float64) * cdf[-1]
+    return min(int(torch.searchsorted(cdf, u)), cdf.numel() - 1)
+
+
+@torch.inference_mode()
+def generate(model: GPT, prompt: list[int], n: int, temperature: float, seed: int,
+             stop: int | None = None, cache: bool = True) -> list[int]:
+    """n characters after the prompt. The window restarts from its last half once it is full, so no prediction
+    reads more than block_size characters and a KV cache stays valid; cache=False recomputes the window every
+    step and gives the same characters. A model without the mask is always run uncached, since with it the
+    earlier positions read the later ones too."""
+    check_temperature(temperature)
+    was_training = model.training
+    model.eval()
+    T = model.config.block_size
+    cache = cache and model.config.mask
+    g = torch.Generator().manual_seed(seed)
+    device = next(model.parameters()).device
+    out = list(prompt)
+    window = out[-T:]
+    kv = KVCache(model.config.n_layer) if cache else None
+    for _ in range(n):
+        if len(window) > T:
+            window = window[-max(1, T // 2):]
+            kv = KVCache(model.config.n_layer) if cache else None
+        # With the cache, only the characters it has not seen: the whole window after a restart, then one.
+        fresh = window[len(kv):] if cache else window
+        logits = model(torch.tensor([fresh], device=device), cache=kv)[0][0, -1]
+        nxt = _pick(logits, temperature, g)
+        if nxt == stop:
+            break
+        out.append(nxt)
+        window.append(nxt)
+    model.train(was_training)
+    return out[len(prompt):]
+
+
+@torch.no_grad()
+def next_char_probs(model: GPT, prompt: list[int], temperature: float = 1.0) -> torch.Tensor:
+    check_temperature(temperature)
+    T = model.config.block_size
+    device = next(model.parameters()).device
+    logits, _ = model(torch.tensor([prompt[-T:]], device=device))
+    return (logits[0, -1].double() / temperature).softmax(-1).float().cpu()
+
+
+def word_validity(text: str, vocabulary: set[str], strip: bool = False) -> float:
+    """The fraction of whitespace-separated words that occur in the training text (lesson 000's measure);
+    strip=True first drops punctuation at both ends, so 'lord,' counts as 'lord'."""
+    words = text.split()
+    if strip:
+        words = [w for w in (w.strip(string.punctuation) for w in words) if w]
+    return sum(w in vocabulary for w in words) / len(words) if words else 0.0
+
+
+SPEAKER = re.compile(r"[A-Z][A-Z' ]*[A-Z]:")  # a line that is a name in capitals followed by a colon
+
+
+def speaker_line_share(text: str) -> float:
+    """The share of non-empty lines that are a speaker tag in lesson 000's sense, a name in capitals followed by a
+    colon ('JULIET:'), nothing else on the line."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return sum(bool(SPEAKER.fullmatch(ln)) for ln in lines) / len(lines) if lines else 0.0
+
+
+def line_length(text: str) -> float:
+    """The mean length in characters of the non-empty lines: verse breaks its lines short, prose runs on."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return sum(map(len, lines)) / len(lines) if lines else 0.0
+
+
+def real_word_share(text: str, vocabulary: set[str]) -> float:
+    """The share of all the text's characters, whitespace included, that lie in whitespace-separated words found
+    in the training text. Unlike word validity it stays low for garbage with hardly a word in it (a run of newlines
+    with a stray 'O' scores 100% validity)."""
+    return sum(len(w) for w in text.split() if w in vocabulary) / len(text) if text else 0.0
+
+
+def training_words(train_text: str, strip: bool = False) -> set[str]:
+    words = train_text.split()
+    return {w.strip(string.punctuation) for w in words} - {""} if strip else set(words)
+
+

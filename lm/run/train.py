@@ -1,0 +1,328 @@
+"""One run, start to finish (`make train`): every check before any work, Lightning to train, MLflow to keep it.
+
+    python -m lm.commands.train [hydra overrides ...] [--resume RUN_ID] [--cfg]
+    python -m lm.commands.train -m model.n_head=1,2,4 model.n_layer=2,4 [seeds=3]    (a grid sweep: lm/suite/sweep.py)
+"""
+# The heavy imports: torch, Lightning and MLflow take 5 s, which a mistake on the command line never waits for.
+import json
+import logging
+import math
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import warnings
+from dataclasses import asdict, fields
+from pathlib import Path
+
+import mlflow
+import pytorch_lightning as pl
+import torch
+from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
+from pytorch_lightning.plugins.environments import LightningEnvironment
+
+from lm.measures import knockout, knockout_summary, model_flavor, probes
+from lm.measures.head_summary import headline
+from lm.model import checkpoint
+from lm.model.data import Corpus, CorpusDataModule, load_corpus
+from lm.model.model import GPTConfig, n_params, train_flops
+from lm.run import devices
+from lm.run.callbacks import Diverged, RunLogger, StepRecorder
+from lm.run.module import LitGPT
+from lm.spec import config, faults
+from lm.spec.config import ConfigError, RunConfig
+from lm.spec.errors import USER_ERRORS  # noqa: F401  (ConfigError, DataError, TrackingError, CheckpointError)
+from lm.tracking import datasets, environment
+from lm.tracking.store import Store, pointed_at
+
+# The model's toggles, every field of its config but the vocabulary (the corpus decides that), also logged under
+# these flat names so MLflow's compare view lines them up: a new toggle is a new field, and nothing here.
+TOGGLES = tuple(f.name for f in fields(GPTConfig) if f.name != "vocab_size")
+
+
+class Interrupted(Exception):
+    pass
+
+
+def quiet() -> None:
+    """Lightning's banners: the run's own bar and summary say what matters."""
+    for name in ("pytorch_lightning", "lightning.pytorch", "lightning_fabric"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    warnings.filterwarnings("ignore", message=".*LeafSpec.*")
+    warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+    # With SLURM installed, Lightning advises `srun python ...` in every run; a run is one process on one device, on
+    # a login node as in a job (where submitit starts it through srun), so the advice never applies. Python's -W or
+    # PYTHONWARNINGS bring it back.
+    if not sys.warnoptions:
+        warnings.filterwarnings("ignore", message="The `srun` command is available")
+
+
+def prepare(cfg: RunConfig) -> Corpus:
+    """The checks that need the data: the file itself, and every prompt the run will read."""
+    corpus = load_corpus(cfg.data)
+    for key in ("probe", "heatmap_line", "sample_prompt"):
+        if key != "sample_prompt" and not cfg.data.pinned:  # your own text: not measured (probes.not_applicable)
+            continue
+        try:
+            corpus.encode(getattr(cfg.data, key))
+        except ValueError as e:
+            raise ConfigError(f"data.{key}: {e}") from None
+    return corpus
+
+
+def corpus_tags(cfg: RunConfig, corpus: Corpus) -> dict:
+    """Which text the run read, and what it could not measure on it (probes.not_applicable), for the report."""
+    tags = {"corpus": cfg.data.corpus, "corpus.sha256": cfg.data.sha256, "corpus.pinned": cfg.data.pinned}
+    if not cfg.data.pinned:
+        tags["corpus.file"] = Path(cfg.data.path).name
+    skipped = probes.not_applicable(corpus, cfg.data)
+    if skipped:
+        tags["not_applicable"] = json.dumps(skipped, ensure_ascii=False)
+    return tags
+
+
+def params(cfg: RunConfig) -> dict:
+    """Everything that defines the run; how it ran (threads, device, progress) goes in tags, which may change."""
+    d = cfg.to_dict()
+    d.pop("runtime")
+    flat = config.flatten(d)
+    flat.update({k: getattr(cfg.model, k) for k in TOGGLES})
+    flat["config_hash"] = cfg.config_hash
+    return flat
+
+
+class StopOnSignal(pl.Callback):
+    """Ctrl-C (also how the suite stops a SLURM job), SIGTERM or SIGUSR2 (the warning submitit asks SLURM for, 90 s
+    before the time limit): the step and its logging finish, a checkpoint is written, and the run stops. In a SLURM
+    job this replaces submitit's own SIGUSR2 handler, which would requeue the job or fail the run."""
+
+    def __init__(self):
+        self.signal = None
+
+    def __enter__(self):
+        self._old = {s: signal.signal(s, self._handle) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2)}
+        return self
+
+    def __exit__(self, *exc):
+        for s, h in self._old.items():
+            signal.signal(s, h)
+
+    def _handle(self, signum, frame):
+        if self.signal is not None:  # a second Ctrl-C: stop now
+            raise KeyboardInterrupt
+        self.signal = signal.Signals(signum).name
+
+    def on_train_batch_end(self, trainer, *_):
+        if self.signal:
+            trainer.should_stop = True
+            if trainer.global_step % trainer.val_check_batch:  # Lightning would validate here, off the schedule
+                trainer.limit_val_batches = 0
+
+
+class AtomicCheckpoint(ModelCheckpoint):
+    """last.ckpt at each validation, put in place by one rename in its own folder: a kill at any moment leaves the
+    old checkpoint or the new one, never part of one (Lightning's own write goes through a temporary file that
+    may be on another disk, and a move across disks is a copy)."""
+
+    def on_validation_end(self, trainer, pl_module):
+        # Lightning writes last.ckpt only after a top-k save, so with save_top_k=0 only when training ends: a run
+        # killed at step 2,900 of 3,000 would start again from step 0.
+        if not self._should_skip_saving_checkpoint(trainer):
+            self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
+
+    def _save_checkpoint(self, trainer, filepath):
+        part = f"{filepath}.part"
+        super()._save_checkpoint(trainer, part)
+        faults.point("checkpoint")
+        os.replace(part, filepath)
+        self._last_checkpoint_saved = filepath
+
+
+class ProgressBar(TQDMProgressBar):
+    """Lightning's bar over the run's steps (the data never ends an epoch), so it has a total and an ETA."""
+
+    def __init__(self, name: str, **kw):
+        super().__init__(**kw)
+        self.name = name
+
+    def on_train_epoch_start(self, trainer, *_):
+        super().on_train_epoch_start(trainer)
+        bar = self.train_progress_bar
+        bar.reset(total=trainer.max_steps)
+        bar.initial = bar.n = trainer.global_step
+        bar.set_description(self.name)
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        super().on_train_batch_end(trainer, pl_module, outputs, batch, trainer.global_step - 1)
+
+    def get_metrics(self, trainer, pl_module):
+        return {k: v for k, v in super().get_metrics(trainer, pl_module).items() if k != "v_num"}
+
+
+def execute(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, init_run: str | None = None) -> dict:
+    """Trains (or, with init_run, loads) the model inside an existing MLflow run, measures it, and ends the run
+    FINISHED, FAILED (with the reason) or KILLED. Returns the summary."""
+    quiet()
+    torch.set_num_threads(cfg.runtime.threads or os.cpu_count())
+    ckpt_dir = store.checkpoint_dir / run_id
+    store.mark_running(run_id)
+    try:
+        # Lightning's logger points the whole process at the store; it is put back when the run ends.
+        with StopOnSignal() as stop, pointed_at(store.uri):
+            result = _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop)
+    except Interrupted as e:
+        store.end_run(run_id, "KILLED", str(e))
+        return {"status": "KILLED", "reason": str(e)}
+    except KeyboardInterrupt:
+        store.end_run(run_id, "KILLED", "interrupted")
+        return {"status": "KILLED", "reason": "interrupted"}
+    except Diverged as e:
+        store.end_run(run_id, "FAILED", str(e))
+        store.client.set_tag(run_id, "diverged", "true")
+        return {"status": "FAILED", "reason": str(e)}
+    except Exception as e:
+        store.end_run(run_id, "FAILED", f"{type(e).__name__}: {e}")
+        raise
+    store.end_run(run_id, "FINISHED")
+    shutil.rmtree(ckpt_dir, ignore_errors=True)  # with any part-written file a kill left behind
+    return {"status": "FINISHED", **result}
+
+
+def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
+    pl.seed_everything(cfg.seed, verbose=False)
+    module = LitGPT(asdict(cfg.model), asdict(cfg.train), cfg.eval.honest_windows if cfg.eval.honest else 0)
+    dm = CorpusDataModule(corpus, cfg.train.batch_size, cfg.model.block_size, cfg.seed,
+                          cfg.eval.val_batches, cfg.eval.val_batch_size)
+    logger = RunLogger(tracking_uri=store.uri, run_id=run_id)
+    resume = ckpt_dir / "last.ckpt"
+    resume = resume if resume.is_file() else None
+    store.resume(run_id)  # a run trained again in place after a kill: nothing it logged is logged twice
+    store.set_tags(run_id, {**{f"runtime.{k}": v for k, v in asdict(cfg.runtime).items()},
+                            **corpus_tags(cfg, corpus), **environment.tags(cfg.runtime.accelerator)})
+    logger.log_hyperparams(params(cfg))  # MLflow accepts a param logged again with the same value
+    datasets.log_corpus(store.client, run_id, cfg.data, corpus)
+    store.log_metrics(run_id, {"n_params": sum(p.numel() for p in module.parameters()),
+                               "predicted_params": n_params(cfg.model),
+                               # one layer's score array, batch × heads × context², predicted as lesson 000
+                               # counts it (the forward pass's own is measured at the end: score_array_size)
+                               "predicted_score_array_size":
+                                   cfg.train.batch_size * cfg.model.n_head * cfg.model.block_size ** 2,
+                               "flops_per_step": train_flops(cfg.model, cfg.train.batch_size),
+                               **corpus.baselines()})
+    # A write to the store takes milliseconds (10 for 50 points, 35 for 500), so the curve goes in batches of 500.
+    recorder = StepRecorder(store, run_id, every=min(500, cfg.eval.every),
+                            limit=10 * math.log(cfg.model.vocab_size))  # ten times the loss of guessing: blown up
+
+    if init_run:
+        module.model = load_from_run(store, init_run, cfg)
+        store.client.set_tag(run_id, "init_from_run", init_run)
+    else:
+        if not store.logged(run_id, "val_loss", 0):  # the untrained model, as lesson 000 reports it (4.644 there)
+            store.log_metrics(run_id, {"val_loss": probes.validation(module.model, dm.val)["val_loss"],
+                                       **probes.attention_at_init(module.model, dm.val[0][0])}, 0)
+        # auto: CUDA, else MPS, else CPU; bf16 autocast and TF32 matmuls on CUDA
+        accelerator, precision = devices.select(cfg.runtime.accelerator, cfg.runtime.precision)
+        devices.prepare(accelerator)
+        module.use(cfg.runtime.optimizer_impl, cfg.runtime.compile,
+                   torch.get_num_threads() if cfg.runtime.split_batch and accelerator == "cpu" else 1)
+        trainer = pl.Trainer(
+            max_steps=cfg.train.steps, val_check_interval=cfg.eval.every, check_val_every_n_epoch=None,
+            accelerator=accelerator, devices=1, precision=precision, logger=logger,
+            # One process, whether in a SLURM job or not: SLURMEnvironment's auto-requeue would save its own hpc
+            # checkpoint in the working directory and `scontrol requeue` the job, beside our checkpoint and resume.
+            plugins=[LightningEnvironment()],
+            gradient_clip_val=cfg.train.grad_clip or None, num_sanity_val_steps=0, enable_model_summary=False,
+            log_every_n_steps=cfg.eval.every, enable_progress_bar=cfg.runtime.progress,
+            callbacks=[recorder, stop,
+                       AtomicCheckpoint(dirpath=ckpt_dir, save_top_k=0, save_last=True),
+                       *([ProgressBar(cfg.tracking.run_name or "train", refresh_rate=25,
+                                      process_position=cfg.runtime.progress_position)] if cfg.runtime.progress else [])],
+        )
+        trainer.fit(module, dm, ckpt_path=resume, weights_only=True)
+        if stop.signal:
+            trainer.save_checkpoint(ckpt_dir / "last.ckpt.part")  # then one rename, as AtomicCheckpoint does
+            os.replace(ckpt_dir / "last.ckpt.part", ckpt_dir / "last.ckpt")
+            raise Interrupted(f"stopped by {stop.signal} at step {trainer.global_step}")
+    return measure(cfg, corpus, store, run_id, module.model.cpu(), dm, recorder)
+
+
+def copy(cfg: RunConfig, store: Store, source: str, run_id: str) -> dict:
+    """A run whose twin, a finished run of the same config (in another exercise), has its numbers already: the
+    same config and seed give the same numbers, so they are copied, not trained again."""
+    store.mark_running(run_id)
+    with pointed_at(store.uri):
+        RunLogger(tracking_uri=store.uri, run_id=run_id).log_hyperparams(params(cfg))
+    store.copy_results(source, run_id, keep={"ablation", "variant", "seed", "config_hash"})
+    store.client.set_tag(run_id, "copied_from", source)
+    model_flavor.log_from_run(store, run_id)
+    store.end_run(run_id, "FINISHED")
+    return {"status": "FINISHED", "val_loss": store.client.get_run(run_id).data.metrics["val_loss"]}
+
+
+def load_from_run(store: Store, run_id: str, cfg: RunConfig):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="model.pt", dst_path=tmp,
+                                                   tracking_uri=store.uri)
+        model, _ = checkpoint.load(Path(path), expect=cfg.model)
+    return model
+
+
+def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm, recorder) -> dict:
+    """The end of a run: final validation, what the model predicts and writes, its heads, its weights."""
+    model.eval()
+    step = cfg.train.steps
+    val = probes.validation(model, dm.val, cfg.eval.honest_windows if cfg.eval.honest else 0)
+    metrics = {k: v for k, v in val.items() if k != "loss_by_position"}
+    if recorder.steps_timed:
+        metrics["ms_per_step"] = recorder.ms_per_step
+        metrics["tokens_per_s"] = cfg.train.batch_size * cfg.model.block_size * 1000 / recorder.ms_per_step
+    skipped = probes.not_applicable(corpus, cfg.data)
+    probe = probes.probe(model, corpus, cfg.data.probe) if "probe_top1" not in skipped else None
+    if probe:
+        metrics["probe_top1_p"] = probe["top"][0][1]
+    metrics["score_array_size"] = probes.score_array_size(model, cfg.train.batch_size)
+    sample = probes.samples(model, corpus, cfg.data.sample_prompt, cfg.sample.length, cfg.sample.temperature,
+                            cfg.sample.count, cfg.sample.seed)
+    metrics.update(sample["scores"])
+    table = probes.head_statistics(model, corpus, dm.val, cfg.eval.head_windows, cfg.eval.head_skip)
+    metrics.update(headline(table))
+    knocked = knockout.knockout(model, knockout.windows(dm.val))
+    metrics.update(knockout_summary.headline(knocked, table))
+    store.log_metrics(run_id, metrics, step)  # what validation logged at this step already is not logged again
+    store.log_series(run_id, "val_loss_at_position", val["loss_by_position"])
+    if probe:
+        store.client.set_tag(run_id, "probe_top1", probe["top"][0][0])
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        (tmp / "samples.txt").write_text("\n\n---\n\n".join(sample["texts"]), encoding="utf-8")
+        if probe:
+            (tmp / "probe.json").write_text(probes.to_json(probe), encoding="utf-8")
+        (tmp / "loss_by_position.json").write_text(probes.to_json(val["loss_by_position"]))
+        if "attention.json" not in skipped:
+            attention = probes.attention_on(model, corpus, cfg.data.heatmap_line)
+            (tmp / "attention.json").write_text(probes.to_json(attention))
+        table.to_csv(tmp / "heads.csv", index=False)
+        knocked.to_csv(tmp / "knockout.csv", index=False)
+        heatmap_line = cfg.data.heatmap_line if "attention.json" not in skipped else None
+        (tmp / "attention_lines.json").write_text(probes.to_json(
+            probes.attention_lines(model, corpus, heatmap_line), compact=True), encoding="utf-8")
+        checkpoint.save(tmp / "model.pt", model, corpus.chars, corpus.bos)
+        store.client.log_artifacts(run_id, str(tmp))
+    model_flavor.log(store, run_id, model, corpus.chars, corpus.bos)
+    return {**metrics, "probe": probe["top"] if probe else None, "sample": sample["texts"][0]}
+
+
+def summary(cfg: RunConfig, run_id: str, store: Store, result: dict) -> str:
+    top = ",  ".join(f"{c!r} {p:.0%}" for c, p in result["probe"][:3]) if result["probe"] else \
+        "not applicable to this corpus"
+    return "\n".join([
+        f"run {run_id} in experiment '{cfg.tracking.experiment}' ({store.uri})",
+        f"validation loss {result['val_loss']:.3f}  (perplexity {result['val_perplexity']:.2f}); "
+        f"{result.get('ms_per_step', 0):.1f} ms/step, {result.get('tokens_per_s', 0):,.0f} tokens/s",
+        f"after {cfg.data.probe!r}: {top}",
+        f"sample: {result['sample'][:160]!r}",
+        "compare runs with `make ui`",
+    ])
+
+

@@ -1,0 +1,164 @@
+"""One run's configuration: composed by Hydra from conf/, checked against typed schemas, hashed."""
+import functools
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from hydra.errors import HydraException
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from lm.spec.corpus_file import own_text
+from lm.spec.errors import ConfigError  # noqa: F401  (raised here, imported from here by callers)
+from lm.spec.schema import DataConfig, GPTConfig, SampleConfig, TrainConfig
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+
+@dataclass
+class EvalConfig:
+    every: int = 500            # validate every this many steps, and at the end
+    val_batches: int = 20       # the fixed validation set: 20 batches of 64 windows, as in lesson 000
+    val_batch_size: int = 64
+    honest: bool = False        # also score every prediction from its prefix alone (the no-mask exercise)
+    honest_windows: int = 128
+    head_windows: int = 64      # head statistics over this many validation windows,
+    head_skip: int = 8          # skipping the first positions, which have little to look at
+
+    def __post_init__(self):
+        for name in ("every", "val_batches", "val_batch_size", "honest_windows", "head_windows"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"eval.{name}={getattr(self, name)} must be positive")
+
+
+@dataclass
+class RuntimeConfig:
+    threads: int = 0            # torch threads; 0: one per core
+    accelerator: str = "auto"   # auto, cpu, cuda or mps
+    precision: str = "auto"     # auto: bf16 autocast on CUDA, fp32 elsewhere
+    compile: bool = False       # torch.compile the training step's model (round-off differs; see `make bench`)
+    optimizer_impl: str = "foreach"  # foreach: the for-loop's exact sums in fewer calls; fused: one kernel per
+    #                                  tensor (round-off differs); loop: torch's default on the CPU
+    split_batch: bool = False   # CPU: the threads share each batch, a shard each (one torch thread apiece), rather
+    #                             than every matmul; round-off differs; not with dropout; best without compile
+    progress: bool = True
+    progress_position: int = 0  # which terminal line the run's bar takes, below the suite's
+
+    def __post_init__(self):
+        if self.optimizer_impl not in ("foreach", "fused", "loop"):
+            raise ValueError(f"runtime.optimizer_impl={self.optimizer_impl!r} must be foreach, fused or loop")
+
+
+@dataclass
+class TrackingConfig:
+    uri: str | None = None      # else $MLFLOW_TRACKING_URI, else the project's own SQLite store
+    experiment: str = "train"
+    run_name: str | None = None
+    checkpoint_dir: str | None = None  # resumable checkpoints; default: beside the store
+
+
+@dataclass
+class RunConfig:
+    seed: int = 0
+    init_from: str | None = None  # take the weights of this ablation's finished run of the same seed; no training
+    data: DataConfig = field(default_factory=DataConfig)
+    model: GPTConfig = field(default_factory=GPTConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    sample: SampleConfig = field(default_factory=SampleConfig)
+    runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
+    tracking: TrackingConfig = field(default_factory=TrackingConfig)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def semantic(self) -> dict:
+        """What decides a run's numbers: not where files live, how it is tracked or how many threads it gets."""
+        d = self.to_dict()
+        for k in ("runtime", "tracking"):
+            d.pop(k)
+        for k in ("path", "cache_dir"):
+            d["data"].pop(k)
+        return d
+
+    @property
+    def config_hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.semantic(), sort_keys=True).encode()).hexdigest()[:12]
+
+
+def one_line(e: Exception) -> str:
+    """Hydra and OmegaConf explain over several lines; keep the line that says what is wrong."""
+    chain = []
+    while e is not None and len(chain) < 8:
+        chain.append(str(e))
+        e = e.__cause__ or e.__context__
+    text = "\n".join(chain)
+    m = re.search(r"Could not override '([^']+)'", text) or re.search(r"Key '([^']+)' (?:is )?not in", text)
+    if m and ("not in struct" in text or "not in" in text):
+        key = m.group(1)
+        return f"unknown config key '{key}' (see conf/ for the keys there are)"
+    m = re.search(r"Value '([^']*)' (?:of type '\w+' )?could not be converted to (\w+)\s+full_key: (\S+)", text)
+    if m:
+        return f"{m.group(3)}={m.group(1)!r} is not {'an' if m.group(2)[0] in 'AEIOU' else 'a'} {m.group(2).lower()}"
+    m = re.search(r"Could not load '([^']+)'", text) or re.search(r"In '[^']+': Could not find '([^']+)'", text)
+    if m:
+        group, _, name = m.group(1).rpartition("/")
+        options = ", ".join(sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml")))
+        return f"{group}={name}: no such option (conf/{group}/ has {options})"
+    m = re.search(r"(?:LexerNoViableAltException|mismatched input|no viable alternative).*?: (\S+=.*)", text)
+    if m:
+        return f"cannot parse the override {m.group(1)!r}; quote a value with spaces or symbols: key='value'"
+    m = re.search(r"(?:mismatched input|no viable alternative at input) '([^']*)'", text)
+    if m:
+        return (f"cannot parse {m.group(1)!r}: quote list items that hold '=' or symbols, "
+                f"as in overrides='[\"train.lr=10\"]'")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[0] if lines else type(e).__name__
+
+
+def compose_dict(overrides: list[str], config_name: str = "train") -> DictConfig:
+    return OmegaConf.create(_composed(tuple(overrides), config_name))  # a copy: the cached one stays as composed
+
+
+@functools.lru_cache(maxsize=256)
+def _composed(overrides: tuple[str, ...], config_name: str) -> DictConfig:
+    """Hydra's compose, once per command line: a command checks its input before its heavy imports, then again in
+    main(); a suite composes every run's config (a sweep: every grid point's) to check it, then again to plan."""
+    try:
+        with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+            return compose(config_name, overrides=list(overrides))
+    except (HydraException, OmegaConfBaseException) as e:
+        raise ConfigError(one_line(e)) from None
+
+
+def to_run_config(cfg: DictConfig) -> RunConfig:
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(RunConfig), cfg)
+        if not merged.data.sha256:  # your own text: its hash and vocabulary are the file's, part of the config hash
+            merged.data.sha256, merged.data.vocab_size = own_text(merged.data, merged.model.block_size)
+        return OmegaConf.to_object(merged)
+    except OmegaConfBaseException as e:
+        raise ConfigError(one_line(e)) from None
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+
+
+def load(overrides: list[str] = ()) -> RunConfig:
+    """conf/train.yaml with Hydra overrides, checked: any problem is one ConfigError before any work."""
+    return to_run_config(compose_dict(list(overrides)))
+
+
+def quoted(value: str) -> str:
+    """A value as a Hydra override reads it back unchanged, whatever it holds (a sweep's run names hold = and ,)."""
+    return "'" + value.replace("'", "\\'") + "'"
+
+
+def flatten(d: dict, prefix: str = "") -> dict[str, object]:
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        out.update(flatten(v, key + ".") if isinstance(v, dict) else {key: v})
+    return out

@@ -1,0 +1,178 @@
+"""The exercises in experiments/: each file's variants expanded into runs, and its claims as checkable expressions.
+
+A claim's `check` is a small expression over variants' results, each the mean over seeds:
+`nopos.val_loss > pos.val_loss`, `base.val_loss[500]` (the value logged at step 500),
+`base.probe_top1 == 'e'` (a tag), with `and`, `or`, `not`, arithmetic, `abs`, `min` and `max`.
+"""
+import ast
+import operator
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from lm.spec.errors import ConfigError
+
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+FOLDER_VARIABLE = "TINYGPT_EXPERIMENTS"  # another folder of exercise files, for the suite and the report alike
+FUNCTIONS = {"abs": abs, "min": min, "max": max}
+
+
+class NotRun(LookupError):
+    """A claim names a variant or a number that the store does not have."""
+
+
+class NotApplicable(NotRun):
+    """A claim that cannot hold on the corpus its runs read: its figures are another corpus's, or the number it
+    names cannot be measured on this one (a probe with characters the text lacks). The message says which."""
+
+
+@dataclass
+class Claim:
+    text: str
+    check: str | None = None    # a condition: reproduced when it holds
+    ours: str | None = None     # the expression whose value is shown beside the lesson's
+    lesson: str | None = None   # the lessons' own figure, as they give it
+    answer: str | None = None   # for a question: the metric whose best variant is the answer
+    best: str = "min"
+    prediction: bool = False    # worked out before running, shown beside the lesson's figure without a verdict
+
+
+@dataclass
+class RunSpec:
+    exercise: str
+    variant: str
+    seed: int
+    overrides: list[str]
+    init_from: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.variant}/seed{self.seed}"
+
+
+@dataclass
+class Exercise:
+    name: str
+    title: str
+    lesson: str
+    measures: str
+    variants: dict[str, list[str]]
+    steps: int | None = None
+    seeds: int | None = None
+    overrides: list[str] = field(default_factory=list)
+    init_from: str | None = None      # an exercise whose trained models this one reads instead of training
+    budget: str | None = None         # the variant whose training time is the wall-clock budget
+    corpus: str | None = None         # the corpus the lessons' figures in the claims are about; on another,
+    #                                   the claims are not applicable (None: they hold on any corpus)
+    claims: list[Claim] = field(default_factory=list)
+    report: list[dict] | None = None  # the report section's figures: [{kind: curves, metrics: [val_loss]}, ...]
+
+    def runs(self, seeds: int, extra: list[str] = ()) -> list[RunSpec]:
+        n = self.seeds or seeds
+        steps = [f"train.steps={self.steps}"] if self.steps else []
+        return [RunSpec(self.name, variant, seed, [*steps, *self.overrides, *overrides, f"seed={seed}", *extra],
+                        self.init_from)
+                for variant, overrides in self.variants.items() for seed in range(1, n + 1)]
+
+
+def parse(name: str, text: str, source: str) -> Exercise:
+    """An exercise from the text of its YAML; `source` names it in errors (a file, or a run's exercise.yaml)."""
+    try:
+        raw = yaml.safe_load(text)
+        claims = [Claim(**c) for c in raw.pop("claims", None) or []]
+        ex = Exercise(name=name, claims=claims, **raw)
+    except (yaml.YAMLError, TypeError, AttributeError) as e:
+        raise ConfigError(f"{source}: {str(e).splitlines()[0]}") from None
+    if ex.report is not None and not (isinstance(ex.report, list) and all(
+            isinstance(e, dict) and isinstance(e.get("kind"), str) for e in ex.report)):
+        raise ConfigError(f"{source}: report must be a list of entries, each with a kind: "
+                          f"report: [{{kind: curves, metrics: [val_loss]}}]")
+    ex.variants = {k: list(v or []) for k, v in ex.variants.items()}
+    for v in ex.variants:
+        if not v.isidentifier():
+            raise ConfigError(f"{source}: variant {v!r} must be a name usable in a check (letters, digits, _)")
+    for c in ex.claims:
+        for expr in filter(None, (c.check, c.ours)):
+            unknown = {v for v in referenced(expr) if v not in ex.variants}
+            if unknown:
+                raise ConfigError(f"{source}: claim {c.text[:40]!r}… names unknown variants {sorted(unknown)}")
+    return ex
+
+
+def folder() -> Path:
+    """The exercise files: $TINYGPT_EXPERIMENTS if set, else the project's experiments/."""
+    chosen = os.environ.get(FOLDER_VARIABLE)
+    if not chosen:
+        return EXPERIMENTS
+    if not Path(chosen).is_dir():
+        raise ConfigError(f"{FOLDER_VARIABLE}={chosen} is not a folder of exercise files")
+    return Path(chosen)
+
+
+def load_all() -> dict[str, Exercise]:
+    return {p.stem: parse(p.stem, p.read_text(encoding="utf-8"), p.name) for p in sorted(folder().glob("*.yaml"))}
+
+
+def select(names, known: dict[str, Exercise] | None = None) -> list[Exercise]:
+    """`all`, a comma-separated string or a list; unknown names are one error before any work. `known`: the
+    exercises to choose from, else the files."""
+    known = load_all() if known is None else known
+    if names in (None, "all", ["all"]):
+        return list(known.values())
+    wanted = [n.strip() for n in (names.split(",") if isinstance(names, str) else names) if str(n).strip()]
+    unknown = [n for n in wanted if n not in known]
+    if unknown or not wanted:
+        raise ConfigError(f"unknown ablation {', '.join(map(repr, unknown)) or '(none given)'}; "
+                          f"the exercises are {', '.join(known)}")
+    return [known[n] for n in wanted]
+
+
+# --- the check language: a safe subset of Python expressions ---------------------------------------------
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+        ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+        ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.USub: operator.neg, ast.Not: operator.not_}
+
+
+def referenced(expr: str) -> set[str]:
+    tree = ast.parse(expr, mode="eval")
+    return {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+
+
+def evaluate(expr: str, lookup):
+    """The value of a check. `lookup(variant, key, step)` gives a number or tag, or raises NotRun."""
+
+    def ev(n):
+        match n:
+            case ast.Expression(body=b):
+                return ev(b)
+            case ast.Constant(value=v):
+                return v
+            case ast.Attribute(value=ast.Name(id=variant), attr=key):
+                return lookup(variant, key, None)
+            case ast.Subscript(value=ast.Attribute(value=ast.Name(id=variant), attr=key), slice=ast.Constant(value=s)):
+                return lookup(variant, key, int(s))
+            case ast.BoolOp(op=ast.And(), values=vs):
+                return all(ev(v) for v in vs)
+            case ast.BoolOp(op=ast.Or(), values=vs):
+                return any(ev(v) for v in vs)
+            case ast.BinOp(left=a, op=op, right=b) if type(op) in _OPS:
+                return _OPS[type(op)](ev(a), ev(b))
+            case ast.UnaryOp(op=op, operand=a) if type(op) in _OPS:
+                return _OPS[type(op)](ev(a))
+            case ast.Compare(left=a, ops=ops, comparators=cs):
+                left = ev(a)
+                for op, c in zip(ops, cs):
+                    right = ev(c)
+                    if not _OPS[type(op)](left, right):
+                        return False
+                    left = right
+                return True
+            case ast.Call(func=ast.Name(id=f), args=args) if f in FUNCTIONS:
+                return FUNCTIONS[f](*(ev(a) for a in args))
+            case ast.List(elts=es) | ast.Tuple(elts=es):
+                return [ev(e) for e in es]
+        raise ValueError(f"not allowed in a check: {ast.unparse(n)!r}")
+
+    return ev(ast.parse(expr, mode="eval"))

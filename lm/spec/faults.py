@@ -1,0 +1,74 @@
+"""Faults on purpose, for the reliability tests: a kill or a Ctrl-C at a named point of a run.
+
+    TINYGPT_FAULT=step:15             SIGKILL the suite (or `lm.commands.train`) and this process the 15th time a step ends
+    TINYGPT_FAULT=checkpoint:2:group  SIGKILL the whole process group, workers and all, at the 2nd checkpoint
+    TINYGPT_FAULT=logging:3:sigint    a Ctrl-C instead: SIGINT to the process group, as a terminal sends it
+    TINYGPT_FAULT=step:5:stall        this process waits there for a signal (a scheduler's SIGTERM, a Ctrl-C), so a
+                                      test can cancel a job at a known step (tests/slurm)
+
+The points: `step` (a training step has ended), `validation` (a validation batch), `logging` (just before a write
+of metrics to MLflow), `checkpoint` (a checkpoint is being written: the old one is still in place). Counts are per
+process. A kill without `group` hits the process that started it all (the suite) and this one; the suite's other
+workers then die on their own, as they must when a suite is killed. With TINYGPT_FAULT_LOG set, each fault appends
+a line there first, so a test can tell its own kill from a crash.
+
+Unset, `point` costs a comparison: the variable is read once, when this module is imported.
+"""
+import os
+import signal
+
+POINTS = ("step", "validation", "logging", "checkpoint")
+
+
+def _parse(spec: str) -> tuple[str | None, int, str]:
+    if not spec:
+        return None, 0, "kill"
+    name, _, rest = spec.partition(":")
+    count, _, mode = rest.partition(":")
+    if name not in POINTS or not count.isdigit() or int(count) < 1 or mode not in ("", "group", "sigint", "stall"):
+        raise ValueError(f"TINYGPT_FAULT={spec!r}: expected POINT:N[:group|:sigint|:stall] with POINT one of {POINTS}")
+    return name, int(count), mode or "kill"
+
+
+_target, _at, _mode = _parse(os.environ.get("TINYGPT_FAULT", ""))
+_reached = 0
+if _target:  # the first process to import this is the root; the worker processes it starts inherit the variable
+    os.environ.setdefault("TINYGPT_FAULT_ROOT", str(os.getpid()))
+
+
+def point(name: str) -> None:
+    """A place where a fault can be injected; does nothing unless TINYGPT_FAULT names it."""
+    if name == _target:
+        _count()
+
+
+def _count() -> None:
+    global _reached
+    _reached += 1
+    if _reached == _at:
+        fire()
+
+
+def fire() -> None:
+    me, root = os.getpid(), int(os.environ.get("TINYGPT_FAULT_ROOT", os.getpid()))
+    log = os.environ.get("TINYGPT_FAULT_LOG")
+    if log:
+        with open(log, "a") as f:
+            f.write(f"{_target}:{_at}:{_mode} pid={me} root={root}\n")
+    if _mode == "stall":
+        signal.signal(signal.SIGCONT, signal.SIG_DFL)  # submitit's handler of it would end the wait (SLURM sends
+        signal.pause()                                 # SIGCONT before SIGTERM); a handled signal ends it
+        return
+    own_group = os.getpgid(0) == root  # the root leads its own process group: signal all of it, never beyond
+    if _mode == "sigint":
+        if own_group:
+            os.killpg(root, signal.SIGINT)
+        else:
+            for pid in {root, me}:
+                os.kill(pid, signal.SIGINT)
+        return
+    if _mode == "group" and own_group:
+        os.killpg(root, signal.SIGKILL)
+    if root != me:
+        os.kill(root, signal.SIGKILL)
+    os.kill(me, signal.SIGKILL)

@@ -1,0 +1,356 @@
+"""`make ablations`: every exercise's runs, several seeds each, tracked in MLflow, resumable and parallel.
+
+    python -m lm.commands.suite [ablations=[nomask,heads]] [seeds=1] [quick=true] [workers=2] [train.lr=0.01 ...]
+
+Each exercise is an MLflow experiment holding one parent run with a child run per (variant, seed). A child
+whose config hash already FINISHED is skipped; one left RUNNING, KILLED or FAILED by a crash is trained again
+in place, from its last checkpoint. A run that diverged stays FAILED, with its reason.
+"""
+import fcntl
+import hashlib
+import statistics
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+from tqdm import tqdm
+
+from lm.run import devices
+from lm.spec import config, exercises
+from lm.spec.config import ConfigError, RunConfig
+from lm.spec.errors import DataError
+from lm.spec.exercises import Exercise, RunSpec
+from lm.suite import launchers
+from lm.tracking import views
+
+QUICK_OVERRIDES = [  # toy size: every code path, in seconds
+    "train.steps=20", "eval.every=10", "eval.val_batches=2", "eval.val_batch_size=16", "eval.honest_windows=8",
+    "eval.head_windows=8", "sample.length=100", "sample.count=2",
+]
+
+
+@dataclass
+class LauncherConfig:
+    name: str = "local"         # local: worker processes here; submitit: one job per run (SLURM or local)
+    cluster: str | None = None  # submitit's cluster: slurm, local or debug
+    folder: str = ".cache/submitit"
+    max_jobs: int = 8           # jobs in flight at once
+    parameters: dict[str, Any] = field(default_factory=dict)  # submitit's resources, e.g. timeout_min
+
+
+@dataclass
+class SuiteConfig:
+    ablations: Any = "all"      # all, or a list of exercise names
+    seeds: int = 3
+    quick: bool = False
+    workers: int = 0            # 0: chosen for the machine
+    threads: int = 0            # per run; 0: one, whatever the worker count (it changes a run's floats)
+    overrides: list[str] = field(default_factory=list)  # applied to every run
+    tracking_uri: str | None = None
+    launcher: LauncherConfig = field(default_factory=LauncherConfig)
+
+    def __post_init__(self):
+        if self.seeds <= 0:
+            raise ValueError(f"seeds={self.seeds} must be positive")
+        if self.workers < 0 or self.threads < 0:
+            raise ValueError("workers and threads must be 0 (automatic) or more")
+
+
+class State(Enum):
+    """Where a job stands in this suite."""
+    PENDING = "pending"     # to run
+    FINISHED = "finished"   # finished before this suite began
+    DONE = "done"           # finished by this suite (trained, or copied from its twin)
+    FAILED = "failed"
+    KILLED = "killed"
+    SKIPPED = "skipped"     # never started: the run whose models it reads did not finish
+
+    @property
+    def succeeded(self) -> bool:
+        return self in (State.FINISHED, State.DONE)
+
+    @property
+    def gave_up(self) -> bool:
+        return self in (State.FAILED, State.KILLED, State.SKIPPED)
+
+
+@dataclass
+class Job:
+    spec: RunSpec
+    cfg: RunConfig
+    experiment: str
+    run_id: str | None = None
+    state: State = State.PENDING
+    result: dict = field(default_factory=dict)
+    twin: "Job | None" = None   # a run of the same config in another exercise: its results are copied, not retrained
+
+    @property
+    def cost(self) -> float:
+        """Roughly the multiply-adds of training, steps × tokens × (parameters + attention), plus what every run
+        does besides (samples, head statistics, artifacts) and the honest loss's many short forward passes, in
+        the same units as fitted to the run times of a full suite here; for the suite's order and its ETA."""
+        m, t, e = self.cfg.model, self.cfg.train, self.cfg.eval
+        if self.twin is not None:
+            return 0.0
+        fixed = 6e10 + (t.steps // e.every + 1) * 1.4e10 * e.honest
+        if self.spec.init_from:
+            return fixed
+        return fixed + t.steps * t.batch_size * m.block_size * (12 * m.n_layer * m.n_embd ** 2
+                                                                + m.n_layer * m.block_size * m.n_embd)
+
+
+def load_suite_config(argv: list[str]) -> SuiteConfig:
+    """Suite keys (seeds=1, launcher=slurm) configure the suite; any other override (train.lr=0.01) goes to
+    every run, like the entries of overrides=[...]."""
+    suite_keys = {f.name for f in fields(SuiteConfig)}
+    own = [a for a in argv if a.lstrip("+~").split("=")[0].split(".")[0] in suite_keys]
+    raw = config.compose_dict(own, "suite")
+    try:
+        s = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(SuiteConfig), raw))
+    except OmegaConfBaseException as e:
+        raise ConfigError(config.one_line(e)) from None
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    s.overrides = [*s.overrides, *(a for a in argv if a not in own)]
+    return s
+
+
+def plan(s: SuiteConfig, chosen: list[Exercise] | None = None) -> tuple[list[Exercise], list[Job]]:
+    """Every run the suite asks for, composed and checked; an exercise that reads another's models brings it in.
+    chosen: exercises of the caller's own (a sweep's grid), instead of those `ablations` names."""
+    chosen = list(chosen) if chosen else exercises.select(s.ablations)
+    known = exercises.load_all()
+    for ex in list(chosen):
+        if ex.init_from and known[ex.init_from] not in chosen:
+            chosen.insert(0, known[ex.init_from])
+    prefix = "quick/" if s.quick else ""
+    jobs = []
+    for ex in chosen:
+        for spec in ex.runs(s.seeds if not s.quick else 1):
+            extra = [*(QUICK_OVERRIDES if s.quick else []), *s.overrides,
+                     f"tracking.experiment={config.quoted(prefix + ex.name)}",
+                     f"tracking.run_name={config.quoted(spec.name)}"]
+            if s.tracking_uri:
+                extra.append(f"tracking.uri={s.tracking_uri}")
+            if ex.init_from:  # the same training as the source, so the same checkpoint fits
+                extra.append(f"init_from={ex.init_from}")
+            try:
+                cfg = config.load([*spec.overrides, *extra])
+            except (ConfigError, DataError) as e:  # DataError: a file of your own that cannot be a corpus
+                raise ConfigError(f"{ex.name}/{spec.name}: {e}") from None
+            jobs.append(Job(spec, cfg, f"{prefix}{ex.name}"))
+    return chosen, jobs
+
+
+@contextmanager
+def exclusive(store) -> None:
+    """One suite per store at a time: a second one waits, then finds the first one's runs finished."""
+    folder = store.local_dir or Path.home() / ".cache/tinygpt/locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"suite-{hashlib.sha256(store.uri.encode()).hexdigest()[:8]}.lock"
+    with open(path, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print("another suite is using this store; waiting for it to finish…", file=sys.stderr, flush=True)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        workers_lock = f"{path}.workers"
+        with open(workers_lock, "a+") as w:  # workers of a killed suite: wait until they are gone
+            fcntl.flock(w, fcntl.LOCK_EX)
+            fcntl.flock(w, fcntl.LOCK_UN)
+        yield workers_lock
+
+
+def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str) -> dict[str, str]:
+    """Finds or creates each exercise's parent run and each job's child run; marks finished jobs."""
+    parents = {}
+    by_exp: dict[str, list] = {}
+    for ex in chosen:
+        name = prefix + ex.name
+        exp_id = store.experiment_id(name)
+        note = f"**{ex.title}**. Lesson {ex.lesson}.\n\nMeasures: {ex.measures}.\n\n" + \
+               "\n".join(f"- {c.text}" + (f" (check: `{c.check}`)" if c.check else "") for c in ex.claims)
+        store.client.set_experiment_tag(exp_id, "mlflow.note.content", note)
+        views.save(store.client, exp_id, list(ex.variants))  # the runs page: means, and seeds by variant
+        runs = store.client.search_runs([exp_id], max_results=10000)
+        by_exp[name] = runs
+        for r in runs:  # the suite holds the lock, so a RUNNING run is one whose process died
+            if r.info.status == "RUNNING" and r.data.tags.get("role") != "exercise":
+                store.end_run(r.info.run_id, "KILLED", "found RUNNING by the next suite: its process had died")
+        parent = next((r for r in runs if r.data.tags.get("role") == "exercise"), None)
+        if parent is None:
+            parents[name] = store.create_run(name, ex.name, {"role": "exercise", "ablation": ex.name,
+                                                             "mlflow.note.content": note})
+        else:
+            parents[name] = parent.info.run_id
+            store.mark_running(parents[name])
+    for job in jobs:
+        found = [r for r in by_exp[job.experiment] if r.data.tags.get("config_hash") == job.cfg.config_hash]
+        finished = next((r for r in found if r.info.status == "FINISHED"), None)
+        diverged = next((r for r in found if r.data.tags.get("diverged") == "true"), None)
+        if finished or diverged:
+            job.run_id, job.state = (finished or diverged).info.run_id, State.FINISHED if finished else State.FAILED
+            continue
+        if found:  # interrupted or crashed: train it again, in place, from its checkpoint if it has one
+            job.run_id = found[0].info.run_id
+        else:
+            job.run_id = store.create_run(job.experiment, job.spec.name, {
+                "ablation": job.spec.exercise, "variant": job.spec.variant, "seed": job.spec.seed,
+                "config_hash": job.cfg.config_hash}, parent=parents[job.experiment])
+    return parents
+
+
+def pair_twins(jobs: list[Job]) -> None:
+    """Exercises share variants (context's ctx64 is heads' h4 and nopos' pos): of the runs with one config hash,
+    one trains (or has finished already) and each other pending one copies its results."""
+    leaders: dict[str, Job] = {}
+    for job in sorted(jobs, key=lambda j: j.state == State.PENDING):  # a finished run leads
+        leader = leaders.setdefault(job.cfg.config_hash, job)
+        if leader is not job and job.state == State.PENDING:
+            job.twin = leader
+
+
+_corpora: dict = {}
+
+
+def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
+    """In a worker: one run, start to finish."""
+    from lm.run import train
+    from lm.tracking.store import Store
+
+    devices.pin_gpu(launchers.worker_slot())  # with several GPUs, this worker's own; before anything starts CUDA
+    key = cfg.data.sha256  # the corpus itself: two texts of your own are two corpora
+    if key not in _corpora:
+        _corpora[key] = train.prepare(cfg)
+    cfg.runtime.progress_position = launchers.worker_slot()
+    cfg.runtime.progress = cfg.runtime.progress and sys.stdout.isatty()
+    t = time.time()
+    result = train.execute(cfg, _corpora[key], Store(cfg.tracking.uri, cfg.tracking.checkpoint_dir), run_id, init_run)
+    keep = ("status", "reason", "val_loss", "ms_per_step")
+    return {**{k: result[k] for k in keep if k in result}, "seconds": time.time() - t}
+
+
+def copy_job(job: Job, store) -> dict:
+    """In the suite's own process: a twin's results copied from its leader's run, in a second or so."""
+    from lm.run import train
+
+    t = time.time()
+    try:
+        result = train.copy(job.cfg, store, job.twin.run_id, job.run_id)
+    except Exception as e:  # as a crash in a worker: this run is FAILED, the suite goes on
+        result = {"status": "FAILED", "reason": f"{type(e).__name__}: {e}"}
+        store.end_run(job.run_id, "FAILED", result["reason"])
+    return {**result, "seconds": time.time() - t}
+
+
+def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
+    """Runs the pending jobs, longest first, a source before what reads it, a twin after its leader (and copies
+    the leader's results). False if interrupted."""
+    pending = sorted((j for j in jobs if j.state == State.PENDING), key=lambda j: -j.cost)
+    sources = {(j.spec.exercise, j.spec.seed): j for j in jobs}
+    running: dict = {}
+    interrupted = False
+    finished, total = 0, len(pending)
+    work = {"done": 0.0, "total": sum(j.cost for j in pending), "start": time.time()}
+
+    def advance(job):
+        work["done"] += job.cost
+        bar.update(job.cost)
+
+    def ready(job):
+        if job.twin is not None and job.twin.state.gave_up:
+            job.twin = None  # then it trains, and shows for itself what became of that config
+        if job.twin is not None:
+            return job.twin.state.succeeded
+        if not job.spec.init_from:
+            return True
+        src = sources.get((job.spec.init_from, job.spec.seed))
+        if src.state.gave_up:
+            job.state = State.SKIPPED
+            job.result = {"reason": f"{job.spec.init_from} seed {job.spec.seed} did not finish"}
+            advance(job)
+            return False
+        return src.state.succeeded
+
+    def report(job):
+        nonlocal finished
+        finished += 1
+        r = job.result
+        what = f"val_loss {r['val_loss']:.3f}" if "val_loss" in r else r.get("reason", "")
+        how = f"copied from {job.twin.experiment}/{job.twin.spec.name} (the same config)" \
+            if job.twin and r["status"] == "FINISHED" else ""
+        left = (time.time() - work["start"]) * (work["total"] / work["done"] - 1) if work["done"] else None
+        eta = f" (suite: about {left / 60:.1f} min left)" if left is not None else ""
+        tqdm.write(f"[{finished}/{total}] {job.experiment}/{job.spec.name}: {how or r['status'].lower()} in "
+                   f"{r.get('seconds', 0):.0f}s, {what}{eta}")
+
+    while pending or running:
+        try:
+            if not interrupted:
+                for job in [j for j in pending if ready(j) and j.twin is not None]:  # copies: here, at once
+                    pending.remove(job)
+                    job.result = copy_job(job, store)
+                    job.state = State.DONE if job.result["status"] == "FINISHED" else State.FAILED
+                    report(job)
+                for job in [j for j in pending if len(running) < launcher.capacity and ready(j) and j.twin is None]:
+                    if len(running) >= launcher.capacity:
+                        break
+                    pending.remove(job)
+                    src = sources.get((job.spec.init_from, job.spec.seed))
+                    running[launcher.submit(run_job, job.cfg, job.run_id, src and src.run_id)] = job
+                pending = [j for j in pending if j.state == State.PENDING]
+            for fut in [f for f in running if f.done()]:
+                job = running.pop(fut)
+                try:
+                    job.result = fut.result()
+                except Exception as e:  # a crash in the worker: the run is FAILED, the suite goes on
+                    job.result = {"status": "FAILED", "reason": f"{type(e).__name__}: {e}"}
+                    if store.client.get_run(job.run_id).info.status == "RUNNING":  # a job that never reached it
+                        store.end_run(job.run_id, "FAILED", job.result["reason"])
+                job.state = {"FINISHED": State.DONE, "KILLED": State.KILLED}.get(job.result["status"], State.FAILED)
+                advance(job)
+                report(job)
+            bar.set_description(f"{finished} of {total} runs done, {len(running)} running", refresh=False)
+            if interrupted and not running:
+                break
+            time.sleep(0.1)
+        except KeyboardInterrupt:
+            if interrupted:  # a second Ctrl-C: stop waiting
+                raise
+            interrupted = True
+            pending = []
+            tqdm.write("stopping: the runs in progress finish their step and are marked KILLED (Ctrl-C again to quit now)")
+    return not interrupted
+
+
+def summarise(store, jobs: list[Job]) -> str:
+    import pandas as pd
+
+    rows = []
+    for job in jobs:
+        run = store.client.get_run(job.run_id) if job.run_id else None
+        rows.append({"exercise": job.experiment, "variant": job.spec.variant,
+                     "status": run.info.status if run else job.state.name,
+                     # a run that failed has a val_loss of some step, not of the run: none is shown
+                     "val_loss": run.data.metrics.get("val_loss") if run and run.info.status == "FINISHED" else None})
+    df = pd.DataFrame(rows)
+    table = df.groupby(["exercise", "variant"], sort=False).agg(
+        seeds=("status", "size"), finished=("status", lambda s: int((s == "FINISHED").sum())),
+        val_loss=("val_loss", lambda v: _mean_std(v.dropna().tolist())))
+    return table.to_string()
+
+
+def _mean_std(values: list[float]) -> str:
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.3f}"
+    return f"{statistics.mean(values):.3f} ± {statistics.stdev(values):.3f}"
+
+

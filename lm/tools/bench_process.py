@@ -1,0 +1,162 @@
+"""`make bench`'s whole-process rows: how long each command takes to answer a mistake or --cfg, a whole
+`make train` process against a plain loop's process over the same steps, with where the difference goes, and
+`make report` on the store a user's `make report` reads.
+
+Every figure here is the wall time of a separate process, start-up included, as a user waits for it.
+"""
+import json
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import NamedTuple
+
+from lm.spec.store_check import resolve_uri
+
+# (what, the command's arguments after `python`, the issue's target in seconds or None)
+STARTUP = [
+    ("python -c pass (the interpreter alone)", ["-c", "pass"], None),
+    ("python -m lm.commands.train model.n_head=0 (a bad value)", ["-m", "lm.commands.train", "model.n_head=0"], 1.5),
+    ("python -m lm.commands.train -m model.n_head=1,,2 (a bad sweep)", ["-m", "lm.commands.train", "-m", "model.n_head=1,,2"], 1.5),
+    ("python -m lm.commands.train --resume 000… (no such run)", ["-m", "lm.commands.train", "--resume", "0" * 32], 1.5),
+    ("python -m lm.commands.suite ablations=[nosuch]", ["-m", "lm.commands.suite", "ablations=[nosuch]"], 1.5),
+    ("python -m lm.commands.sample run=deadbeef", ["-m", "lm.commands.sample", "run=deadbeef"], 1.5),
+    ("python -m analysis.report ablations=[nosuch]", ["-m", "analysis.report", "ablations=[nosuch]"], 1.5),
+    ("python -m lm.commands.ui --port 99999", ["-m", "lm.commands.ui", "--port", "99999"], 1.5),
+    ("python -m lm.commands.train --cfg", ["-m", "lm.commands.train", "--cfg"], 2.0),
+    ("for comparison, importing torch", ["-c", "import torch"], None),
+    ("  pytorch_lightning", ["-c", "import pytorch_lightning"], None),
+    ("  mlflow", ["-c", "import mlflow"], None),
+    ("  pandas, seaborn", ["-c", "import pandas, seaborn"], None),
+    ("  all that one run imports (import lm.run.train)", ["-c", "import lm.run.train"], None),
+]
+
+# The profile's rows: (what, the file the function is in, its name). Cumulative times of the outermost call.
+BREAKDOWN = [
+    ("imports (every import, at start-up and later)", "<frozen importlib._bootstrap>", "_find_and_load"),
+    ("store opened, its database created", "lm/tracking/store.py", "__init__"),
+    ("run created", "lm/tracking/store.py", "create_run"),
+    ("training (Lightning's fit), of which:", "pytorch_lightning/trainer/trainer.py", "fit"),
+    ("  validation every eval.every steps", "pytorch_lightning/loops/evaluation_loop.py", "run"),
+    ("  checkpoint writes", "lm/run/train.py", "_save_checkpoint"),
+    ("  the curve's metrics written", "lm/tracking/store.py", "log_metrics"),
+    ("validation of the untrained model and the final one", "lm/measures/probes.py", "validation"),
+    ("end-of-run measurements (the final validation too), of which:", "lm/run/train.py", "measure"),
+    ("  samples", "lm/measures/probes.py", "samples"),
+    ("  head statistics", "lm/measures/probes.py", "head_statistics"),
+    ("  attention map", "lm/measures/probes.py", "attention_on"),
+    ("  artifact uploads", "mlflow/tracking/client.py", "log_artifacts"),
+    ("  every head, attention and MLP knocked out (12 targets × 2 ablations)", "lm/measures/knockout.py", "knockout"),
+    ("  the MLflow model (torch.export, its warm-up included)", "lm/measures/model_flavor.py", "log"),
+]
+
+# The floor under the ratio: what a run imports beyond the plain loop's own imports (torch, the model, the config),
+# each a process of its own, as (what, the modules). Training cannot start before Lightning is imported, and MLflow
+# writes the run from its first line on.
+IMPORTS = [
+    ("the plain loop's", "lm.tools.plain_loop"),
+    ("Lightning's", "pytorch_lightning, lm.tools.plain_loop"),
+    ("Lightning's and MLflow's", "pytorch_lightning, mlflow, lm.tools.plain_loop"),
+    ("all a run's (lm.run.train)", "lm.run.train, lm.tools.plain_loop"),
+]
+
+
+class Timed(NamedTuple):
+    seconds: float    # the process, start to end
+    exit: float       # from its last line on stdout to its end
+    code: int
+
+
+def wall(args: list[str], env: dict, check: int | None = None) -> float:
+    return timed(args, env, check).seconds
+
+
+def timed(args: list[str], env: dict, check: int | None = None) -> Timed:
+    """A process of `python args`, timed; one that does not exit with check (when given) is an error."""
+    t = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+        last = t
+        for _ in p.stdout:
+            last = time.perf_counter()
+        p.wait()
+        end = time.perf_counter()
+        err.seek(0)
+        if check is not None and p.returncode != check:
+            raise RuntimeError(f"python {' '.join(args)} exited {p.returncode}, not {check}: {err.read()[-2000:]}")
+    return Timed(end - t, end - last, p.returncode)
+
+
+def startup(table, scratch: str, n: int, commands=STARTUP) -> None:
+    env = {**os.environ, "TINYGPT_STORE": os.path.join(scratch, "startup")}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    table.section(f"start-up: wall seconds until a command has answered, a process each, median of {n}")
+    for what, args, target in commands:
+        s = statistics.median(wall(args, env) for _ in range(n))
+        table.add(what, f"{s:.2f} s", f"target ≤ {target:.1f} s" if target else "")
+
+
+def report(table, scratch: str, n: int, quick: bool = False) -> None:
+    """`python -m analysis.report` on the store `make report` would read (the quick suite's with quick), a process
+    each, median of n; it writes to the scratch folder and logs nothing, so the store is left as it was."""
+    what = "the quick suite's" if quick else "the full suite's"
+    uri = resolve_uri(None)
+    args = ["-m", "analysis.report", f"out={os.path.join(scratch, 'report')}", "log=false", f"quick={quick}"]
+    table.section(f"`make report` on {uri}, {what} runs, a process each, median of {n}, logging itself left out")
+    runs = [timed(args, os.environ) for _ in range(n)]
+    if any(r.code == 1 for r in runs):  # the report's status for a store with nothing to report
+        table.add("python -m analysis.report", "no runs", f"run `make ablations{'-quick' if quick else ''}` first")
+        return
+    if any(r.code for r in runs):
+        raise RuntimeError(f"python {' '.join(args)} exited {max(r.code for r in runs)}")
+    s = statistics.median(r.seconds for r in runs)
+    table.add("python -m analysis.report", f"{s:.1f} s", "target ≤ 10 s on the full 3-seed store")
+
+
+def whole_run(table, scratch: str, steps: int, repeats: int, extra: list[str] = ()) -> None:
+    """`python -m lm.commands.train` at its default options (and any extra overrides) against `python -m lm.tools.plain_loop`,
+    back to back (A B A B), on a store that exists already, as every `make train` but the first finds it; then one
+    run under cProfile, on a new store, for where the seconds go."""
+    env = {**os.environ, "TINYGPT_STORE": os.path.join(scratch, "process")}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    created = wall(["-c", "from lm.tracking import Store; Store()"], env, 0) - wall(
+        ["-c", "import lm.tracking.store"], env, 0)
+    harness, plain = [], []
+    for _ in range(repeats):
+        plain.append(timed(["-m", "lm.tools.plain_loop", str(steps)], env, 0))
+        harness.append(timed(["-m", "lm.commands.train", f"train.steps={steps}", *extra], env, 0))
+    h, h_exit = (statistics.median(getattr(r, k) for r in harness) for k in ("seconds", "exit"))
+    p, p_exit = (statistics.median(getattr(r, k) for r in plain) for k in ("seconds", "exit"))
+    table.section(f"a whole `make train` process against a plain PyTorch loop's process, {steps} steps each, start-up "
+                  f"and a final evaluation included, back to back, median of {repeats}")
+    table.add("plain loop (python -m lm.tools.plain_loop)", f"{p:.1f} s")
+    table.add("make train, default options (python -m lm.commands.train)", f"{h:.1f} s",
+              f"ratio {h / p:.3f} (target ≤ 1.05)")
+    table.add("  of which the exit, after the last line: plain; make train", f"{p_exit:.2f} s; {h_exit:.2f} s",
+              "the interpreter's teardown (lm.commands.process.finish)")
+    floor = {what: statistics.median(wall(["-c", f"import {modules}"], env, 0) for _ in range(repeats))
+             for what, modules in IMPORTS}
+    for what, _ in IMPORTS[1:]:
+        beyond = floor[what] - floor[IMPORTS[0][0]]
+        table.add(f"  {what} imports, beyond the plain loop's", f"{beyond:.1f} s", f"{beyond / p:.1%} of the plain loop")
+    table.add("a new store's database, created once (Store())", f"{created:.1f} s", "not in the runs above")
+
+    prof, collector = os.path.join(scratch, "train.prof"), os.path.join(scratch, "gc.json")
+    env_new = {**env, "TINYGPT_STORE": os.path.join(scratch, "profiled")}
+    total = wall(["-m", "cProfile", "-o", prof, "-m", "lm.gc_clock", collector, "lm.commands.train", f"train.steps={steps}",
+                  *extra], env_new, 0)
+    stats = pstats.Stats(prof).stats
+    table.section(f"where a whole run's seconds go: one `make train` of {steps} steps under cProfile ({total:.1f} s "
+                  f"wall), which slows Python code more than torch's kernels: read shares, not exact seconds")
+    for what, where, name in BREAKDOWN:
+        found = [ct for (file, _, fn), (_, _, _, ct, _) in stats.items()
+                 if fn == name and file.replace(os.sep, "/").endswith(where)]
+        if found:
+            table.add(what, f"{max(found):.2f} s", f"{max(found) / total:.0%} of the run")
+    with open(collector) as f:
+        gc_clock = json.load(f)
+    table.add("the garbage collector (gc.callbacks: cProfile does not see it)", f"{sum(gc_clock['seconds']):.2f} s",
+              f"{gc_clock['collections'][2]} full collections, {gc_clock['seconds'][2]:.2f} s of it")

@@ -1,0 +1,54 @@
+"""The software and machine a run ran on, as tags: what besides its config can change a run's numbers or speed."""
+import platform
+import sys
+from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from lm.tracking.store import git_commit
+
+PACKAGES = {"torch": "torch", "lightning": "pytorch-lightning", "mlflow": "mlflow", "numpy": "numpy"}  # tag: package
+# The tags that should not differ between runs that are compared: software, machine, threads, code. The thread
+# count leaves a run's numbers as they are (README: parallel runs) but not its speed, which some claims read.
+COMPARED = ("env.python", *(f"env.{p}" for p in PACKAGES), "env.device", "env.threads", "env.git_commit",
+            "env.git_dirty")
+
+
+def _version(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "absent"
+
+
+@lru_cache(maxsize=1)
+def cpu_model() -> str:
+    """The CPU's marketing name, from /proc/cpuinfo on Linux, else what the platform reports."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def device_name(accelerator: str) -> str:
+    """The GPU's name when the run trains on CUDA (runtime.accelerator auto, cuda or gpu, and one is visible), else
+    the CPU's."""
+    import torch
+
+    if accelerator in ("auto", "cuda", "gpu") and torch.cuda.is_available():
+        return torch.cuda.get_device_name(torch.cuda.current_device())
+    return cpu_model()
+
+
+def tags(accelerator: str) -> dict[str, str]:
+    """env.* tags: Python, package versions, the device, torch's thread count and the git state."""
+    import torch
+
+    commit = git_commit()
+    return {"env.python": platform.python_version(), "env.platform": f"{sys.platform} {platform.machine()}",
+            **{f"env.{tag}": _version(p) for tag, p in PACKAGES.items()},
+            "env.device": device_name(accelerator), "env.threads": str(torch.get_num_threads()),
+            "env.git_commit": commit.removesuffix("-dirty"), "env.git_dirty": str(commit.endswith("-dirty")).lower()}

@@ -1,0 +1,242 @@
+"""The MLflow store: where it is, whether it can be used, and runs created and logged in bulk."""
+import contextlib
+import fcntl
+import logging
+import os
+import re
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import mlflow
+from mlflow.entities import Metric, RunStatus, RunTag
+from mlflow.tracking import MlflowClient
+from mlflow.tracking._tracking_service import utils as mlflow_uri
+
+from lm.spec import faults
+from lm.spec.errors import TrackingError  # noqa: F401  (raised here, caught before MLflow is imported)
+from lm.spec.store_check import default_store, resolve_uri  # noqa: F401  (where the store is, known without MLflow)
+
+PROJECT = Path(__file__).resolve().parents[2]
+# What every experiment the project creates is, in MLflow's own tag (its UI's experiment-type selector writes it).
+# MLflow 3.17's UI reads its sidebar switch instead, so the links `make ui` prints set that too (lm/tracking/views.py).
+EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
+
+
+def _quiet_mlflow() -> None:
+    # The SQLite store announces every migration step, and downloads draw bars; a run's output is for the run.
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    for name in ("alembic", "mlflow.store.db.utils", "mlflow.tracking.fluent", "mlflow.store.sqlalchemy"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+@contextlib.contextmanager
+def pointed_at(uri: str):
+    """MLflow's process-wide store set to uri for a block, then put back exactly as it was found. Setting it also
+    writes MLFLOW_TRACKING_URI into the environment (for subprocesses), and MLflow's own `_use_tracking_uri` puts
+    back only its global: a URI that Lightning's logger set earlier in the process would come back into the
+    environment and become every later command's store (a test caught a suite writing into another's store)."""
+    env = os.environ.get("MLFLOW_TRACKING_URI")
+    before = mlflow_uri._tracking_uri
+    try:
+        mlflow.set_tracking_uri(uri)
+        yield
+    finally:
+        mlflow.set_tracking_uri(before)
+        if env is None:
+            os.environ.pop("MLFLOW_TRACKING_URI", None)
+        else:
+            os.environ["MLFLOW_TRACKING_URI"] = env
+
+
+class Store:
+    """One tracking store, checked on opening: a local SQLite file that can be written, or a server that answers."""
+
+    def __init__(self, uri: str | None = None, checkpoint_dir: str | None = None):
+        self.uri = resolve_uri(uri)
+        self.local_dir: Path | None = None
+        if self.uri.startswith("sqlite:///"):
+            self.local_dir = Path(self.uri.removeprefix("sqlite:///")).parent
+            self._check_writable(self.local_dir)
+        elif self.uri.startswith(("http://", "https://")):
+            self._check_server()
+            # MLflow prints two "View run … at" lines whenever a run on a server ends: dozens a suite, through its bar.
+            os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
+        elif "://" not in self.uri or self.uri.startswith("file:"):
+            raise TrackingError(f"tracking URI {self.uri!r} is a plain folder, which MLflow 3 no longer stores runs "
+                                f"in; use sqlite:///path/to/mlflow.db or an http:// server")
+        base = Path(checkpoint_dir) if checkpoint_dir else (self.local_dir or Path.home() / ".cache/tinygpt") / "checkpoints"
+        self.checkpoint_dir = base.expanduser()
+        _quiet_mlflow()
+        self.client = self._open()
+        self._held: dict[str, set[tuple[str, int]]] = {}  # run id → (metric, step) it already has; see resume
+
+    def _open(self) -> MlflowClient:
+        """The client, its database created or upgraded by one process at a time: two suites started at once on a
+        new store would otherwise both run MLflow's migrations, and one would fail half way."""
+        try:
+            if self.local_dir is None:
+                return MlflowClient(self.uri)
+            folder = os.open(self.local_dir, os.O_RDONLY)  # the lock is on the store's folder: no file of its own
+            try:
+                fcntl.flock(folder, fcntl.LOCK_EX)
+                return MlflowClient(self.uri)
+            finally:
+                os.close(folder)
+        except Exception as e:  # not an MLflow database, or one from a newer MLflow
+            why = (str(getattr(e, "orig", None) or e).strip().splitlines() or [type(e).__name__])[0][:200]
+            raise TrackingError(f"cannot open the tracking store {self.uri} ({why}); point TINYGPT_STORE or "
+                                f"MLFLOW_TRACKING_URI at a good one") from None
+
+    @staticmethod
+    def _check_writable(folder: Path) -> None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            probe = folder / f".write-test-{os.getpid()}"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as e:
+            raise TrackingError(f"the tracking store folder {folder} is not writable ({e.strerror}); "
+                                f"set TINYGPT_STORE or MLFLOW_TRACKING_URI to somewhere that is") from None
+
+    def _check_server(self) -> None:
+        """/health says a server is there; one API call says it lets this client in (it may refuse the host name
+        the client knows it by, or want a login)."""
+        import base64
+        import http.client
+        import urllib.error
+        import urllib.parse
+
+        base = self.uri.rstrip("/")
+        api = f"{base}/api/2.0/mlflow/experiments/get-by-name?experiment_name=Default"
+        headers = {}
+        if os.environ.get("MLFLOW_TRACKING_USERNAME"):
+            login = f"{os.environ['MLFLOW_TRACKING_USERNAME']}:{os.environ.get('MLFLOW_TRACKING_PASSWORD', '')}"
+            headers["Authorization"] = "Basic " + base64.b64encode(login.encode()).decode()
+        url = f"{base}/health"
+        try:
+            for url in (f"{base}/health", api):
+                try:
+                    with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5) as r:
+                        r.read()
+                except urllib.error.HTTPError as e:
+                    if url == api and e.code == 404 and "RESOURCE_DOES_NOT_EXIST" in e.read(500).decode(errors="replace"):
+                        continue  # a tracking server without that experiment: it answered, and let us in
+                    raise
+        except urllib.error.HTTPError as e:  # something answered, but not as a tracking server that lets us in
+            body = " ".join(e.read(200).decode(errors="replace").split())
+            body = "" if body.startswith("<") else body[:120]  # an HTML error page says no more than its code
+            if e.code == 401:
+                hint = ("it wants a login: set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD"
+                        if "Authorization" not in headers else "it refused the login in MLFLOW_TRACKING_USERNAME")
+            elif e.code in (400, 403) and "host" in body.lower():
+                hint = ("it refuses the host name this client uses; start the server with --allowed-hosts "
+                        f"{urllib.parse.urlsplit(self.uri).netloc}")
+            else:
+                hint = "not an MLflow tracking server that this client may use"
+            what = "/health" if url.endswith("/health") else "an API call"
+            raise TrackingError(f"{self.uri} answered HTTP {e.code} ({body or e.reason}) to {what}: {hint}") from None
+        except (OSError, ValueError, http.client.HTTPException) as e:  # refused, no such host, timed out, bad URI
+            raise TrackingError(f"cannot reach the MLflow server at {self.uri} ({getattr(e, 'reason', None) or e}); "
+                                f"start it, or unset MLFLOW_TRACKING_URI to use the local store") from None
+
+    @property
+    def artifact_root(self) -> str | None:
+        # Beside the SQLite file, whatever the working folder; a server decides for itself.
+        return (self.local_dir / "artifacts").as_uri() if self.local_dir else None
+
+    def experiment_id(self, name: str) -> str:
+        exp = self.client.get_experiment_by_name(name)
+        if exp is not None:
+            if exp.lifecycle_stage == "deleted":
+                self.client.restore_experiment(exp.experiment_id)
+            for key, value in EXPERIMENT_KIND.items():
+                if exp.tags.get(key) != value:  # a store made before the tag
+                    self.client.set_experiment_tag(exp.experiment_id, key, value)
+            return exp.experiment_id
+        # A folder of its own under the root whatever the name: `..` or `.` would put it beside or on the root.
+        folder = re.sub(r"[^\w.-]+", "-", name.replace("/", "-"), flags=re.ASCII).strip(".") or "experiment"
+        location = f"{self.artifact_root}/{folder}" if self.artifact_root else None
+        try:
+            return self.client.create_experiment(name, artifact_location=location, tags=EXPERIMENT_KIND)
+        except Exception:  # another process created it first
+            return self.client.get_experiment_by_name(name).experiment_id
+
+    def create_run(self, experiment: str, name: str, tags: dict[str, str], parent: str | None = None) -> str:
+        tags = {**tags, "mlflow.source.git.commit": git_commit(), "mlflow.source.name": "tinygpt-ablations"}
+        if parent:
+            tags["mlflow.parentRunId"] = parent
+        run = self.client.create_run(self.experiment_id(experiment), run_name=name,
+                                     tags={k: str(v) for k, v in tags.items()})
+        return run.info.run_id
+
+    def log_metrics(self, run_id: str, metrics: dict[str, float], step: int = 0) -> None:
+        now = int(time.time() * 1000)
+        self.log_points(run_id, [Metric(k, float(v), now, step) for k, v in metrics.items()])
+
+    def log_series(self, run_id: str, key: str, values, start_step: int = 0) -> None:
+        now = int(time.time() * 1000)
+        self.log_points(run_id, [Metric(key, float(v), now, start_step + i) for i, v in enumerate(values)])
+
+    def resume(self, run_id: str) -> None:
+        """From here on, a point this run already has (the same metric at the same step) is not logged again. A run
+        trained again in place after a kill recomputes what it logged before, with the same numbers; its history
+        keeps one point per step whichever moment the kill came at."""
+        keys = self.client.get_run(run_id).data.metrics
+        self._held[run_id] = {(k, m.step) for k in keys for m in self.client.get_metric_history(run_id, k)}
+
+    def logged(self, run_id: str, key: str, step: int) -> bool:
+        """Whether a resumed run has this point already."""
+        return (key, step) in self._held.get(run_id, ())
+
+    def log_points(self, run_id: str, points: list[Metric]) -> None:
+        held = self._held.get(run_id)
+        if held is not None:
+            points = [p for p in points if (p.key, p.step) not in held]
+        for i in range(0, len(points), 1000):  # MLflow takes at most 1,000 metrics a call
+            faults.point("logging")
+            self.client.log_batch(run_id, metrics=points[i:i + 1000])
+            if held is not None:
+                held.update((p.key, p.step) for p in points[i:i + 1000])
+
+    def copy_results(self, source: str, run_id: str, keep: set[str]) -> None:
+        """Every metric point, tag (but those in `keep` and MLflow's own) and artifact of `source`, into run_id."""
+        self.resume(run_id)  # a copy interrupted before: what it logged is not logged twice
+        run = self.client.get_run(source)
+        self.log_points(run_id, [m for k in run.data.metrics for m in self.client.get_metric_history(source, k)])
+        self.set_tags(run_id, {k: v for k, v in run.data.tags.items() if not k.startswith("mlflow.") and k not in keep})
+        self.client.log_inputs(run_id, datasets=run.inputs.dataset_inputs)  # the corpus it was trained on
+        with tempfile.TemporaryDirectory() as tmp:
+            self.client.log_artifacts(run_id, self.client.download_artifacts(source, "", tmp))
+
+    def set_tags(self, run_id: str, tags: dict[str, object]) -> None:
+        self.client.log_batch(run_id, tags=[RunTag(k, str(v)) for k, v in tags.items()])
+
+    def end_run(self, run_id: str, status: str, reason: str | None = None) -> None:
+        if reason:
+            self.client.set_tag(run_id, "failure_reason", reason[:4000])
+        elif status == "FINISHED" and "failure_reason" in self.client.get_run(run_id).data.tags:
+            self.client.delete_tag(run_id, "failure_reason")  # an interrupted attempt's: this one finished
+        self.client.set_terminated(run_id, status)
+
+    def mark_running(self, run_id: str) -> None:
+        self.client.update_run(run_id, status=RunStatus.to_string(RunStatus.RUNNING))
+
+
+_commit: str | None = None
+
+
+def git_commit() -> str:
+    global _commit
+    if _commit is None:
+        try:
+            out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PROJECT, capture_output=True, text=True, timeout=5)
+            _commit = out.stdout.strip() or "unknown"
+            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=PROJECT,
+                                   capture_output=True, text=True, timeout=5).stdout.strip()
+            _commit += "-dirty" if dirty else ""
+        except OSError:
+            _commit = "unknown"
+    return _commit

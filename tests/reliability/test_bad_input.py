@@ -129,7 +129,7 @@ def test_bad_input_is_refused_clearly_before_any_work(case, killed, tmp_path, mo
         e = harness.env(store)
         for k, v in environment.items():
             e.pop(k, None) if v is None else e.__setitem__(k, v)
-        p = subprocess.run([sys.executable, "-m", f"lm.{command[:-4]}", *args], cwd=harness.ROOT, env=e,
+        p = subprocess.run([sys.executable, "-m", f"lm.commands.{command[:-4]}", *args], cwd=harness.ROOT, env=e,
                            capture_output=True, text=True, timeout=300)
         rc, out, err = p.returncode, p.stdout, p.stderr
     else:

@@ -13,7 +13,13 @@ from omegaconf.errors import OmegaConfBaseException
 
 from lm.spec.corpus_file import own_text
 from lm.spec.errors import ConfigError  # noqa: F401  (raised here, imported from here by callers)
-from lm.spec.schema import DataConfig, GPTConfig, SampleConfig, TrainConfig
+from lm.spec.schema import (
+    DataConfig,
+    GPTConfig,
+    MeasureConfig,
+    SampleConfig,
+    TrainConfig,
+)
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
@@ -69,6 +75,7 @@ class RunConfig:
     train: TrainConfig = field(default_factory=TrainConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     sample: SampleConfig = field(default_factory=SampleConfig)
+    measure: MeasureConfig = field(default_factory=MeasureConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
 
@@ -76,9 +83,11 @@ class RunConfig:
         return asdict(self)
 
     def semantic(self) -> dict:
-        """What decides a run's numbers: not where files live, how it is tracked or how many threads it gets."""
+        """What decides a run's numbers: not where files live, how it is tracked, how many threads it gets or which
+        measurements it makes after training (a run trained with some switched off counts as done; the report says
+        what it did not measure)."""
         d = self.to_dict()
-        for k in ("runtime", "tracking"):
+        for k in ("runtime", "tracking", "measure"):
             d.pop(k)
         for k in ("path", "cache_dir"):
             d["data"].pop(k)
@@ -103,6 +112,9 @@ def one_line(e: Exception) -> str:
     m = re.search(r"Value '([^']*)' (?:of type '\w+' )?could not be converted to (\w+)\s+full_key: (\S+)", text)
     if m:
         return f"{m.group(3)}={m.group(1)!r} is not {'an' if m.group(2)[0] in 'AEIOU' else 'a'} {m.group(2).lower()}"
+    m = re.search(r"Value '([^']*)' is not a valid bool.*?full_key: (\S+)", text, re.S)
+    if m:
+        return f"{m.group(2)}={m.group(1)!r} is not a bool: true or false"
     m = re.search(r"Could not load '([^']+)'", text) or re.search(r"In '[^']+': Could not find '([^']+)'", text)
     if m:
         group, _, name = m.group(1).rpartition("/")

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
+from hydra.core.config_store import ConfigStore
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -135,10 +136,18 @@ def compose_dict(overrides: list[str], config_name: str = "train") -> DictConfig
     return OmegaConf.create(_composed(tuple(overrides), config_name))  # a copy: the cached one stays as composed
 
 
+def _register_schema() -> None:
+    """RunConfig as Hydra's schema for conf/train.yaml (its first default, `schema`): every default a dataclass
+    holds is composed from the dataclass, so conf/ writes only what differs from it (conf/model/base.yaml: nothing
+    but the vocabulary's source), and an override of any field composes even where no YAML names it."""
+    ConfigStore.instance().store(name="schema", node=RunConfig)
+
+
 @functools.lru_cache(maxsize=256)
 def _composed(overrides: tuple[str, ...], config_name: str) -> DictConfig:
     """Hydra's compose, once per command line: a command checks its input before its heavy imports, then again in
     main(); a suite composes every run's config (a sweep: every grid point's) to check it, then again to plan."""
+    _register_schema()
     try:
         with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
             return compose(config_name, overrides=list(overrides))

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 
 from analysis import stats
 from lm.spec import heads
-from lm.spec.exercises import Claim, NotApplicable, NotRun, evaluate
+from lm.spec.exercises import Claim, NotApplicable, NotMeasured, NotRun, evaluate
 
 REPRODUCED, NOT_REPRODUCED, NOT_RUN, ANSWERED = "reproduced", "not reproduced", "not run", "answered"
 WITHIN_NOISE = "within seed noise"
 NOT_APPLICABLE = "not applicable"   # to the corpus the runs read; the note says why
-VERDICTS = (REPRODUCED, WITHIN_NOISE, NOT_REPRODUCED, NOT_RUN, ANSWERED, NOT_APPLICABLE)
+NOT_MEASURED = "not measured"       # the runs were made with the measurement switched off; the note names it
+VERDICTS = (REPRODUCED, WITHIN_NOISE, NOT_REPRODUCED, NOT_RUN, ANSWERED, NOT_APPLICABLE, NOT_MEASURED)
 EXACT, MEANS, ONE_SEED = "exact", "means only", "one seed"
 # Shares of 1, shown as percentages like the lessons give them: the head statistics' from their table.
 PERCENT = {"probe_top1_p", "word_validity", "word_validity_stripped", "real_word_share", "speaker_line_share",
@@ -119,6 +120,9 @@ def judge(claim: Claim, lookup, variants=(), seeds=None, exercise: str = "") -> 
         v.verdict = _judge(ast.parse(claim.check, mode="eval").body, lookup, seeds, v.comparisons)
     except NotApplicable as e:
         v.verdict, v.note = NOT_APPLICABLE, str(e)
+        return v
+    except NotMeasured as e:
+        v.verdict, v.note = NOT_MEASURED, str(e)
         return v
     except NotRun as e:
         v.verdict, v.note = NOT_RUN, str(e)

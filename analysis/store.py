@@ -17,7 +17,8 @@ from mlflow.tracking import MlflowClient
 
 from analysis import stats
 from analysis.options import no_store
-from lm.spec.exercises import Exercise, NotApplicable, NotRun
+from lm.spec import measures
+from lm.spec.exercises import Exercise, NotApplicable, NotMeasured, NotRun
 from lm.tracking.store import pointed_at
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
@@ -229,8 +230,9 @@ class ExerciseRuns:
 
     def applicable(self, variant: str, key: str) -> None:
         """Raises NotApplicable when the variant's runs read another corpus than the exercise's claims are about,
-        or could not measure `key` on theirs (the run's not_applicable tag says why). Runs without the tags, from
-        before they were logged, read the lessons' corpus."""
+        or could not measure `key` on theirs (the run's not_applicable tag says why), and NotMeasured when they
+        were told not to measure it (the not_measured tag names the switch). Runs without the tags, from before
+        they were logged, read the lessons' corpus and measured everything."""
         rows = self.rows(variant)
         ran_on = set(rows["tags.corpus"].dropna()) if "tags.corpus" in rows else set()
         if self.exercise.corpus and ran_on - {self.exercise.corpus}:
@@ -242,6 +244,10 @@ class ExerciseRuns:
             why = json.loads(tag).get(key)
             if why:
                 raise NotApplicable(f"not applicable to this corpus: {why}")
+        for tag in rows[f"tags.{measures.TAG}"].dropna() if f"tags.{measures.TAG}" in rows else ():
+            switch = measures.why_not_measured(tag, key)
+            if switch:
+                raise NotMeasured(f"not measured: {variant}'s runs were made with {switch}")
 
     def budget(self) -> pd.DataFrame | None:
         """Each variant's validation loss at the budget variant's training time (the mean of its seeds' total

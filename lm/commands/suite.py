@@ -92,14 +92,16 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
             if job.run_id and job.state in (State.PENDING, State.SKIPPED):
                 store.end_run(job.run_id, "KILLED" if job.state == State.PENDING else "FAILED",
                               job.result.get("reason") or "not started: the suite was interrupted")
+        means = {}
         for ex in chosen:  # each variant's mean, std and seed count, on the exercise's parent run
-            aggregates.refresh(store, parents[f"{'quick/' if s.quick else ''}{ex.name}"], ex)
+            name = f"{'quick/' if s.quick else ''}{ex.name}"
+            means[name] = aggregates.refresh(store, parents[name], ex)
         for name, run_id in parents.items():
             states = [j.state for j in jobs if j.experiment == name]
             status = "KILLED" if State.KILLED in states or State.PENDING in states else (
                 "FAILED" if State.FAILED in states or State.SKIPPED in states else "FINISHED")
             store.end_run(run_id, status)
-    print(summarise(store, jobs))
+    print(summarise(store, jobs, means))
     wall = time.time() - started
     done = [j for j in todo if j.state == State.DONE]
     copied = sum(j.twin is not None for j in done)

@@ -75,12 +75,13 @@ def select(accelerator: str = "auto", precision: str = "auto") -> tuple[str, str
     return accelerator, precision
 
 
-def prepare(accelerator: str) -> None:
-    """Process-wide settings for the device: TF32 matmuls on CUDA (Ampere and later use them; others ignore it)."""
+def prepare(accelerator: str, precision: str = "auto") -> None:
+    """Process-wide settings for the device: TF32 matmuls on CUDA (Ampere and later use them; others ignore it),
+    unless the run asked for `runtime.precision=32-true`, exact fp32 (make gpu-check's numerics compare it)."""
     if accelerator == "cuda":
         import torch
 
-        torch.set_float32_matmul_precision("high")
+        torch.set_float32_matmul_precision("highest" if precision == "32-true" else "high")
 
 
 def describe(accelerator: str, precision: str) -> str:

@@ -13,6 +13,7 @@ import signal
 import sys
 import tempfile
 import warnings
+from collections.abc import Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
 
@@ -22,18 +23,18 @@ import torch
 from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
 from pytorch_lightning.plugins.environments import LightningEnvironment
 
-from lm.measures import knockout, knockout_summary, model_flavor, probes
-from lm.measures.head_summary import headline
+from lm.measures import end_of_run, model_flavor, probes
+from lm.measures.end_of_run import EndOfRun
 from lm.model import checkpoint
 from lm.model.data import Corpus, CorpusDataModule, load_corpus
 from lm.model.model import GPTConfig, n_params, train_flops
 from lm.run import devices
 from lm.run.callbacks import Diverged, RunLogger, StepRecorder
 from lm.run.module import LitGPT
-from lm.spec import config, faults
+from lm.spec import config, faults, measures
 from lm.spec.config import ConfigError, RunConfig
 from lm.spec.errors import USER_ERRORS  # noqa: F401  (ConfigError, DataError, TrackingError, CheckpointError)
-from lm.tracking import datasets, environment
+from lm.tracking import environment
 from lm.tracking.store import Store, pointed_at
 
 # The model's toggles, every field of its config but the vocabulary (the corpus decides that), also logged under
@@ -72,13 +73,17 @@ def prepare(cfg: RunConfig) -> Corpus:
 
 
 def corpus_tags(cfg: RunConfig, corpus: Corpus) -> dict:
-    """Which text the run read, and what it could not measure on it (probes.not_applicable), for the report."""
+    """Which text the run read, what it could not measure on it (probes.not_applicable) and what it was told not to
+    measure (measure.*=false), for the report."""
     tags = {"corpus": cfg.data.corpus, "corpus.sha256": cfg.data.sha256, "corpus.pinned": cfg.data.pinned}
     if not cfg.data.pinned:
         tags["corpus.file"] = Path(cfg.data.path).name
     skipped = probes.not_applicable(corpus, cfg.data)
     if skipped:
         tags["not_applicable"] = json.dumps(skipped, ensure_ascii=False)
+    not_measured = measures.not_measured_tag(measures.switched_off(cfg.measure))
+    if not_measured:
+        tags[measures.TAG] = not_measured
     return tags
 
 
@@ -160,9 +165,11 @@ class ProgressBar(TQDMProgressBar):
         return {k: v for k, v in super().get_metrics(trainer, pl_module).items() if k != "v_num"}
 
 
-def execute(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, init_run: str | None = None) -> dict:
+def execute(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, init_run: str | None = None,
+            callbacks: Sequence[pl.Callback] = ()) -> dict:
     """Trains (or, with init_run, loads) the model inside an existing MLflow run, measures it, and ends the run
-    FINISHED, FAILED (with the reason) or KILLED. Returns the summary."""
+    FINISHED, FAILED (with the reason) or KILLED. Returns the summary. callbacks: Lightning callbacks of the
+    caller's, handed to the Trainer beside the run's own (make bench's and make gpu-check's timers)."""
     quiet()
     torch.set_num_threads(cfg.runtime.threads or os.cpu_count())
     ckpt_dir = store.checkpoint_dir / run_id
@@ -170,7 +177,7 @@ def execute(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, init_run:
     try:
         # Lightning's logger points the whole process at the store; it is put back when the run ends.
         with StopOnSignal() as stop, pointed_at(store.uri):
-            result = _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop)
+            result = _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop, callbacks)
     except Interrupted as e:
         store.end_run(run_id, "KILLED", str(e))
         return {"status": "KILLED", "reason": str(e)}
@@ -189,7 +196,7 @@ def execute(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, init_run:
     return {"status": "FINISHED", **result}
 
 
-def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
+def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop, callbacks) -> dict:
     pl.seed_everything(cfg.seed, verbose=False)
     module = LitGPT(asdict(cfg.model), asdict(cfg.train), cfg.eval.honest_windows if cfg.eval.honest else 0)
     dm = CorpusDataModule(corpus, cfg.train.batch_size, cfg.model.block_size, cfg.seed,
@@ -201,7 +208,6 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
     store.set_tags(run_id, {**{f"runtime.{k}": v for k, v in asdict(cfg.runtime).items()},
                             **corpus_tags(cfg, corpus), **environment.tags(cfg.runtime.accelerator)})
     logger.log_hyperparams(params(cfg))  # MLflow accepts a param logged again with the same value
-    datasets.log_corpus(store.client, run_id, cfg.data, corpus)
     store.log_metrics(run_id, {"n_params": sum(p.numel() for p in module.parameters()),
                                "predicted_params": n_params(cfg.model),
                                # one layer's score array, batch × heads × context², predicted as lesson 000
@@ -223,7 +229,7 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
                                        **probes.attention_at_init(module.model, dm.val[0][0])}, 0)
         # auto: CUDA, else MPS, else CPU; bf16 autocast and TF32 matmuls on CUDA
         accelerator, precision = devices.select(cfg.runtime.accelerator, cfg.runtime.precision)
-        devices.prepare(accelerator)
+        devices.prepare(accelerator, cfg.runtime.precision)
         module.use(cfg.runtime.optimizer_impl, cfg.runtime.compile,
                    torch.get_num_threads() if cfg.runtime.split_batch and accelerator == "cpu" else 1)
         trainer = pl.Trainer(
@@ -234,7 +240,7 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop) -> dict:
             plugins=[LightningEnvironment()],
             gradient_clip_val=cfg.train.grad_clip or None, num_sanity_val_steps=0, enable_model_summary=False,
             log_every_n_steps=cfg.eval.every, enable_progress_bar=cfg.runtime.progress,
-            callbacks=[recorder, stop,
+            callbacks=[recorder, stop, *callbacks,
                        AtomicCheckpoint(dirpath=ckpt_dir, save_top_k=0, save_last=True),
                        *([ProgressBar(cfg.tracking.run_name or "train", refresh_rate=25,
                                       process_position=cfg.runtime.progress_position)] if cfg.runtime.progress else [])],
@@ -269,59 +275,38 @@ def load_from_run(store: Store, run_id: str, cfg: RunConfig):
 
 
 def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm, recorder) -> dict:
-    """The end of a run: final validation, what the model predicts and writes, its heads, its weights."""
+    """The end of a run: the final validation, the checkpoint, and the measurements its `measure` section leaves on
+    (lm/spec/measures.py's table, in its order), each logged once."""
     model.eval()
-    step = cfg.train.steps
     val = probes.validation(model, dm.val, cfg.eval.honest_windows if cfg.eval.honest else 0)
     metrics = {k: v for k, v in val.items() if k != "loss_by_position"}
     if recorder.steps_timed:
         metrics["ms_per_step"] = recorder.ms_per_step
         metrics["tokens_per_s"] = cfg.train.batch_size * cfg.model.block_size * 1000 / recorder.ms_per_step
-    skipped = probes.not_applicable(corpus, cfg.data)
-    probe = probes.probe(model, corpus, cfg.data.probe) if "probe_top1" not in skipped else None
-    if probe:
-        metrics["probe_top1_p"] = probe["top"][0][1]
-    metrics["score_array_size"] = probes.score_array_size(model, cfg.train.batch_size)
-    sample = probes.samples(model, corpus, cfg.data.sample_prompt, cfg.sample.length, cfg.sample.temperature,
-                            cfg.sample.count, cfg.sample.seed)
-    metrics.update(sample["scores"])
-    table = probes.head_statistics(model, corpus, dm.val, cfg.eval.head_windows, cfg.eval.head_skip)
-    metrics.update(headline(table))
-    knocked = knockout.knockout(model, knockout.windows(dm.val))
-    metrics.update(knockout_summary.headline(knocked, table))
-    store.log_metrics(run_id, metrics, step)  # what validation logged at this step already is not logged again
-    store.log_series(run_id, "val_loss_at_position", val["loss_by_position"])
-    if probe:
-        store.client.set_tag(run_id, "probe_top1", probe["top"][0][0])
+    off = measures.switched_off(cfg.measure)
     with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        (tmp / "samples.txt").write_text("\n\n---\n\n".join(sample["texts"]), encoding="utf-8")
-        if probe:
-            (tmp / "probe.json").write_text(probes.to_json(probe), encoding="utf-8")
-        (tmp / "loss_by_position.json").write_text(probes.to_json(val["loss_by_position"]))
-        if "attention.json" not in skipped:
-            attention = probes.attention_on(model, corpus, cfg.data.heatmap_line)
-            (tmp / "attention.json").write_text(probes.to_json(attention))
-        table.to_csv(tmp / "heads.csv", index=False)
-        knocked.to_csv(tmp / "knockout.csv", index=False)
-        heatmap_line = cfg.data.heatmap_line if "attention.json" not in skipped else None
-        (tmp / "attention_lines.json").write_text(probes.to_json(
-            probes.attention_lines(model, corpus, heatmap_line), compact=True), encoding="utf-8")
-        checkpoint.save(tmp / "model.pt", model, corpus.chars, corpus.bos)
-        store.client.log_artifacts(run_id, str(tmp))
-    model_flavor.log(store, run_id, model, corpus.chars, corpus.bos)
-    return {**metrics, "probe": probe["top"] if probe else None, "sample": sample["texts"][0]}
+        end = EndOfRun(cfg, corpus, model, dm.val, store, run_id, Path(tmp), probes.not_applicable(corpus, cfg.data),
+                       val["loss_by_position"], metrics)
+        for m in measures.TABLE:
+            if m.measure not in off:
+                end_of_run.MEASURE[m.measure](end)
+        checkpoint.save(end.folder / "model.pt", model, corpus.chars, corpus.bos)
+        store.log_metrics(run_id, end.metrics, cfg.train.steps)  # what validation logged at this step is not again
+        store.set_tags(run_id, end.tags)
+        store.client.log_artifacts(run_id, tmp)
+    return {**end.metrics, "probe": end.probe, "sample": end.sample}
 
 
 def summary(cfg: RunConfig, run_id: str, store: Store, result: dict) -> str:
     top = ",  ".join(f"{c!r} {p:.0%}" for c, p in result["probe"][:3]) if result["probe"] else \
-        "not applicable to this corpus"
+        "not applicable to this corpus" if cfg.measure.probe else "not measured (measure.probe=false)"
     return "\n".join([
         f"run {run_id} in experiment '{cfg.tracking.experiment}' ({store.uri})",
         f"validation loss {result['val_loss']:.3f}  (perplexity {result['val_perplexity']:.2f}); "
         f"{result.get('ms_per_step', 0):.1f} ms/step, {result.get('tokens_per_s', 0):,.0f} tokens/s",
         f"after {cfg.data.probe!r}: {top}",
-        f"sample: {result['sample'][:160]!r}",
+        f"sample: {result['sample'][:160]!r}" if result["sample"] is not None else
+        "sample: not measured (measure.samples=false)",
         "compare runs with `make ui`",
     ])
 

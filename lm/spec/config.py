@@ -7,13 +7,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
+from hydra.core.config_store import ConfigStore
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from lm.spec.corpus_file import own_text
 from lm.spec.errors import ConfigError  # noqa: F401  (raised here, imported from here by callers)
-from lm.spec.schema import DataConfig, GPTConfig, SampleConfig, TrainConfig
+from lm.spec.schema import (
+    DataConfig,
+    GPTConfig,
+    MeasureConfig,
+    SampleConfig,
+    TrainConfig,
+)
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
@@ -69,6 +76,7 @@ class RunConfig:
     train: TrainConfig = field(default_factory=TrainConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     sample: SampleConfig = field(default_factory=SampleConfig)
+    measure: MeasureConfig = field(default_factory=MeasureConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
 
@@ -76,9 +84,11 @@ class RunConfig:
         return asdict(self)
 
     def semantic(self) -> dict:
-        """What decides a run's numbers: not where files live, how it is tracked or how many threads it gets."""
+        """What decides a run's numbers: not where files live, how it is tracked, how many threads it gets or which
+        measurements it makes after training (a run trained with some switched off counts as done; the report says
+        what it did not measure)."""
         d = self.to_dict()
-        for k in ("runtime", "tracking"):
+        for k in ("runtime", "tracking", "measure"):
             d.pop(k)
         for k in ("path", "cache_dir"):
             d["data"].pop(k)
@@ -103,6 +113,9 @@ def one_line(e: Exception) -> str:
     m = re.search(r"Value '([^']*)' (?:of type '\w+' )?could not be converted to (\w+)\s+full_key: (\S+)", text)
     if m:
         return f"{m.group(3)}={m.group(1)!r} is not {'an' if m.group(2)[0] in 'AEIOU' else 'a'} {m.group(2).lower()}"
+    m = re.search(r"Value '([^']*)' is not a valid bool.*?full_key: (\S+)", text, re.S)
+    if m:
+        return f"{m.group(2)}={m.group(1)!r} is not a bool: true or false"
     m = re.search(r"Could not load '([^']+)'", text) or re.search(r"In '[^']+': Could not find '([^']+)'", text)
     if m:
         group, _, name = m.group(1).rpartition("/")
@@ -123,10 +136,18 @@ def compose_dict(overrides: list[str], config_name: str = "train") -> DictConfig
     return OmegaConf.create(_composed(tuple(overrides), config_name))  # a copy: the cached one stays as composed
 
 
+def _register_schema() -> None:
+    """RunConfig as Hydra's schema for conf/train.yaml (its first default, `schema`): every default a dataclass
+    holds is composed from the dataclass, so conf/ writes only what differs from it (conf/model/base.yaml: nothing
+    but the vocabulary's source), and an override of any field composes even where no YAML names it."""
+    ConfigStore.instance().store(name="schema", node=RunConfig)
+
+
 @functools.lru_cache(maxsize=256)
 def _composed(overrides: tuple[str, ...], config_name: str) -> DictConfig:
     """Hydra's compose, once per command line: a command checks its input before its heavy imports, then again in
     main(); a suite composes every run's config (a sweep: every grid point's) to check it, then again to plan."""
+    _register_schema()
     try:
         with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
             return compose(config_name, overrides=list(overrides))

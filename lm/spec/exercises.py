@@ -23,6 +23,10 @@ class NotRun(LookupError):
     """A claim names a variant or a number that the store does not have."""
 
 
+class NotMeasured(NotRun):
+    """A claim whose number the runs were told not to measure (measure.<name>=false): the message names the switch."""
+
+
 class NotApplicable(NotRun):
     """A claim that cannot hold on the corpus its runs read: its figures are another corpus's, or the number it
     names cannot be measured on this one (a probe with characters the text lacks). The message says which."""

@@ -8,7 +8,6 @@ in place, from its last checkpoint. A run that diverged stays FAILED, with its r
 """
 import fcntl
 import hashlib
-import statistics
 import sys
 import time
 from contextlib import contextmanager
@@ -27,7 +26,7 @@ from lm.spec.config import ConfigError, RunConfig
 from lm.spec.errors import DataError
 from lm.spec.exercises import Exercise, RunSpec
 from lm.suite import launchers
-from lm.tracking import views
+from lm.tracking import aggregates, views
 
 QUICK_OVERRIDES = [  # toy size: every code path, in seconds
     "train.steps=20", "eval.every=10", "eval.val_batches=2", "eval.val_batch_size=16", "eval.honest_windows=8",
@@ -329,28 +328,30 @@ def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
     return not interrupted
 
 
-def summarise(store, jobs: list[Job]) -> str:
+def summarise(store, jobs: list[Job], means: dict[str, dict[str, float]]) -> str:
+    """The closing table: per exercise and variant, its seeds, how many finished, and the validation loss as mean ±
+    std over the finished seeds, read from `means` (each exercise's parent-run metrics, from aggregates.refresh:
+    one computation for the table, the parent run and the UI)."""
     import pandas as pd
 
     rows = []
     for job in jobs:
         run = store.client.get_run(job.run_id) if job.run_id else None
         rows.append({"exercise": job.experiment, "variant": job.spec.variant,
-                     "status": run.info.status if run else job.state.name,
-                     # a run that failed has a val_loss of some step, not of the run: none is shown
-                     "val_loss": run.data.metrics.get("val_loss") if run and run.info.status == "FINISHED" else None})
-    df = pd.DataFrame(rows)
-    table = df.groupby(["exercise", "variant"], sort=False).agg(
-        seeds=("status", "size"), finished=("status", lambda s: int((s == "FINISHED").sum())),
-        val_loss=("val_loss", lambda v: _mean_std(v.dropna().tolist())))
+                     "status": run.info.status if run else job.state.name})
+    table = pd.DataFrame(rows).groupby(["exercise", "variant"], sort=False).agg(
+        seeds=("status", "size"), finished=("status", lambda s: int((s == "FINISHED").sum())))
+    table["val_loss"] = [_mean_std(means.get(exercise, {}), variant) for exercise, variant in table.index]
     return table.to_string()
 
 
-def _mean_std(values: list[float]) -> str:
-    if not values:
+def _mean_std(parent: dict[str, float], variant: str) -> str:
+    """'1.234 ± 0.010' from a parent run's aggregates; the mean alone for one seed; '-' for none."""
+    key = f"{aggregates.prefix(variant)}/val_loss"
+    if f"{key}_mean" not in parent:
         return "-"
-    if len(values) == 1:
-        return f"{values[0]:.3f}"
-    return f"{statistics.mean(values):.3f} ± {statistics.stdev(values):.3f}"
+    if f"{key}_std" not in parent:
+        return f"{parent[f'{key}_mean']:.3f}"
+    return f"{parent[f'{key}_mean']:.3f} ± {parent[f'{key}_std']:.3f}"
 
 

@@ -27,6 +27,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+import pytorch_lightning as pl
 import torch
 from tqdm import tqdm
 
@@ -34,7 +35,6 @@ from lm.model.data import load_corpus
 from lm.model.model import GPT, GPTConfig, train_flops
 from lm.model.sample import generate
 from lm.run import train
-from lm.run.callbacks import StepRecorder
 from lm.spec import config
 from lm.suite import launchers
 from lm.tools import bench_process
@@ -180,20 +180,17 @@ class PlainLoop:
         return (time.perf_counter() - t) / (steps - 1)
 
 
-class _Interleaved(StepRecorder):
-    """The run's own recorder, which also times the harness in chunks of `chunk` steps and, between chunks, runs
-    as many steps of the plain loop: A B A B …, at the same moments, under the same load. Each chunk's first step
-    is left out of its time, harness and plain alike: it starts with the caches full of the other's work."""
-    plain: PlainLoop | None = None
+class _Interleaved(pl.Callback):
+    """Times the harness's run in chunks of `chunk` steps and, between chunks, runs as many steps of the plain loop:
+    A B A B …, at the same moments, under the same load. Each chunk's first step is left out of its time, harness
+    and plain alike: it starts with the caches full of the other's work. Handed to the run through train.execute's
+    callbacks."""
     floors: dict[int, KernelFloor] = {}
     bar: tqdm | None = None    # the section's, one tick a chunk
     chunk = 50
-    warmup = 30
-    threads = 1
-    last: "_Interleaved | None" = None
 
-    def __init__(self, *a, **kw):
-        super().__init__(*a, **kw)
+    def __init__(self, plain: PlainLoop, warmup: int, threads: int):
+        self.plain, self.warmup, self.threads = plain, warmup, threads
         self.harness: list[float] = []   # seconds per step, each chunk's
         self.plain_s: list[float] = []
         self.mm_rates: list[float] = []
@@ -201,14 +198,11 @@ class _Interleaved(StepRecorder):
         self.first_step_s = 0.0
         self._resumed = 0.0
         self._n = 0
-        _Interleaved.last = self
 
     def on_train_start(self, trainer, pl_module):
         self._resumed = time.perf_counter()
-        super().on_train_start(trainer, pl_module)
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
-        super().on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
         now, self._n = time.perf_counter(), self._n + 1
         if self._n == 1:
             self.first_step_s = now - self._resumed
@@ -236,17 +230,13 @@ def harness_run(corpus, store, overrides: list[str], plain: PlainLoop, warmup: i
     cfg = config.load([f"train.steps={steps}", f"eval.every={steps}", "eval.head_windows=8", "sample.length=50",
                        f"tracking.uri={store.uri}", "tracking.experiment=bench", *overrides])
     run_id = store.create_run("bench", name, {})
-    saved = train.StepRecorder
-    train.StepRecorder, _Interleaved.plain, _Interleaved.warmup = _Interleaved, plain, warmup
-    _Interleaved.threads = torch.get_num_threads()
-    try:  # the progress bar still draws, out of sight
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            result = train.execute(cfg, corpus, store, run_id)
-    finally:
-        train.StepRecorder = saved
+    timer = _Interleaved(plain, warmup, torch.get_num_threads())
+    # the progress bar still draws, out of sight
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        result = train.execute(cfg, corpus, store, run_id, callbacks=[timer])
     if result["status"] != "FINISHED":
         raise RuntimeError(f"bench run {name} {result['status']}: {result.get('reason')}")
-    return _Interleaved.last, result
+    return timer, result
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -31,10 +31,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytorch_lightning as pl
 import torch
 
 from lm.run import devices, train
-from lm.run.callbacks import StepRecorder
 from lm.spec import config
 from lm.spec.errors import ConfigError
 from lm.tools.bench import train_flops
@@ -133,20 +133,20 @@ def peak_rate(o: Options) -> float:
                        seconds=0.2 if o.quick else 2.0)
 
 
-class Deadline(StepRecorder):
-    """The run's StepRecorder, which also ends training once `seconds` of it have passed (the steps that fit), and
-    times the steady steps: those after the first WARMUP (compiling, allocating), none with a validation in it."""
+class Deadline(pl.Callback):
+    """Ends training once `seconds` of it have passed (the steps that fit), and times the steady steps: those
+    after the first WARMUP (compiling, allocating), none with a validation in it. Handed to the run through
+    train.execute's callbacks."""
     WARMUP = 10
-    seconds = float("inf")
-    last: "Deadline | None" = None
+
+    def __init__(self, seconds: float = float("inf")):
+        self.seconds = seconds
+        self.steps_done, self.steady, self.prev = 0, [], None
 
     def on_train_start(self, trainer, pl_module):
-        super().on_train_start(trainer, pl_module)
-        self.started, self.steps_done, self.steady, self.prev = time.perf_counter(), 0, [], None
-        Deadline.last = self
+        self.started = time.perf_counter()
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
-        super().on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
         now, self.steps_done = time.perf_counter(), trainer.global_step
         if self.prev is not None and self.steps_done > self.WARMUP:
             self.steady.append(now - self.prev)
@@ -155,25 +155,11 @@ class Deadline(StepRecorder):
             trainer.should_stop = True
 
     def on_validation_start(self, trainer, pl_module):
-        super().on_validation_start(trainer, pl_module)
         self.prev = None
 
-    @property
-    def steady_ms(self) -> float:
+    def steady_ms(self, average_ms: float) -> float:
         """ms per steady step; the run's average (compiling included) when it had none."""
-        return 1000 * sum(self.steady) / len(self.steady) if self.steady else self.ms_per_step
-
-
-@contextlib.contextmanager
-def exact_fp32():
-    """TF32 off for a run (devices.prepare turns it on for every CUDA run): the numerics check compares fp32."""
-    saved = devices.prepare
-    devices.prepare = lambda accelerator: torch.set_float32_matmul_precision("highest")
-    try:
-        yield
-    finally:
-        devices.prepare = saved
-        torch.set_float32_matmul_precision("highest")
+        return 1000 * sum(self.steady) / len(self.steady) if self.steady else average_ms
 
 
 def run(store: Store, name: str, overrides: list[str], seconds: float = float("inf")) -> dict:
@@ -185,20 +171,15 @@ def run(store: Store, name: str, overrides: list[str], seconds: float = float("i
     if accelerator == "cuda":
         torch.cuda.reset_peak_memory_stats()
     run_id = store.create_run("gpu-check", name, {"config_hash": cfg.config_hash, "seed": cfg.seed})
-    saved, Deadline.seconds = train.StepRecorder, seconds
-    train.StepRecorder = Deadline
+    recorder = Deadline(seconds)
     t = time.perf_counter()
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            result = train.execute(cfg, corpus, store, run_id)
-    finally:
-        train.StepRecorder = saved
+    with contextlib.redirect_stdout(io.StringIO()):
+        result = train.execute(cfg, corpus, store, run_id, callbacks=[recorder])
     if result["status"] != "FINISHED":
         raise RuntimeError(f"{name}: the run {result['status']}: {result.get('reason')}")
-    recorder = Deadline.last
     done = recorder.steps_done
     curve = [(m.step, m.value) for m in store.client.get_metric_history(run_id, "val_loss") if m.step < done]
-    steady = recorder.steady_ms
+    steady = recorder.steady_ms(result.get("ms_per_step", 0.0))
     return {**{k: v for k, v in result.items() if isinstance(v, (int, float))}, "cfg": cfg, "steps_done": done,
             "steady_ms": steady, "steady_tokens_per_s": cfg.train.batch_size * cfg.model.block_size * 1000 / steady,
             "seconds": time.perf_counter() - t,
@@ -296,8 +277,7 @@ def check_numerics(o: Options, store: Store, table: Table, figures: dict) -> Non
     steps = o.steps(300, 10)
     args = [f"train.steps={steps}", f"eval.every={steps}", "runtime.precision=32-true", "seed=0",
             *(TOY if o.quick else [])]
-    with exact_fp32():
-        there = run(store, f"fp32 on {o.accelerator}", [*args, f"runtime.accelerator={o.accelerator}"])
+    there = run(store, f"fp32 on {o.accelerator}", [*args, f"runtime.accelerator={o.accelerator}"])
     here = run(store, "fp32 on the CPU", [*args, "runtime.accelerator=cpu"])
     gap = abs(there["val_loss"] - here["val_loss"])
     verdict = "agree" if gap <= NUMERICS_TOLERANCE else "DISAGREE"

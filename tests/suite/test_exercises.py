@@ -1,10 +1,18 @@
-"""The exercise files: each parses, names real variants, and expands to the runs it promises."""
+"""The exercise files: each parses, names real variants, and expands to the runs it promises. The tests read the
+exercises from the exercise folder (experiments/, or $TINYGPT_EXPERIMENTS), so a new one is its YAML file alone."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from lm.spec import config, exercises
 from lm.spec.config import ConfigError
 
-EXPECTED = {  # variants per exercise, as the lessons set them
+ROOT = Path(__file__).resolve().parents[2]
+EXPECTED = {  # the lessons' exercises and their variants, as the lessons set them; an exercise of one's own joins them
     "baseline": ["base"], "temperature": ["t05", "t10", "t15"], "nomask": ["masked", "nomask"],
     "nopos": ["pos", "nopos"], "scaling": ["base", "depth4", "width128", "context128", "double"],
     "context": ["ctx16", "ctx64", "ctx128"], "heads": ["h1", "h2", "h4", "h8"], "microgpt": ["microgpt"],
@@ -12,12 +20,12 @@ EXPECTED = {  # variants per exercise, as the lessons set them
 }
 
 
-def test_every_exercise_is_there_with_its_variants():
-    found = exercises.load_all()
-    assert {k: list(v.variants) for k, v in found.items()} == EXPECTED
+def test_every_lesson_exercise_is_there_with_its_variants():
+    found = {k: list(v.variants) for k, v in exercises.load_all().items()}
+    assert {k: found.get(k) for k in EXPECTED} == EXPECTED
 
 
-@pytest.mark.parametrize("name", EXPECTED)
+@pytest.mark.parametrize("name", exercises.load_all())
 def test_each_run_composes_into_a_valid_config(name):
     ex = exercises.load_all()[name]
     runs = ex.runs(seeds=3)
@@ -41,7 +49,7 @@ def test_the_variants_change_what_they_say():
 
 def test_selection():
     assert [e.name for e in exercises.select("nomask,heads")] == ["nomask", "heads"]
-    assert len(exercises.select("all")) == len(EXPECTED)
+    assert [e.name for e in exercises.select("all")] == list(exercises.load_all())
     with pytest.raises(ConfigError, match="unknown ablation 'nomsk'; the exercises are baseline"):
         exercises.select(["nomsk"])
 
@@ -55,3 +63,20 @@ def test_checks_are_a_safe_little_language():
     for bad in ("__import__('os').system('true')", "a.x.__class__", "open('f')", "[x for x in ()]"):
         with pytest.raises(ValueError, match="not allowed"):
             ev(bad)
+
+
+def test_a_new_exercise_file_needs_no_other_file_touched(tmp_path):
+    """experiments/ with one more file, of the figure kinds there are: this file's tests and the report's read it."""
+    folder = tmp_path / "experiments"
+    shutil.copytree(exercises.EXPERIMENTS, folder)
+    (folder / "deeper.yaml").write_text("title: Deeper models\nlesson: \"my own question\"\nmeasures: val_loss\n"
+                                        "steps: 200\nvariants:\n  base: []\n  deep4: [model.n_layer=4]\n"
+                                        "claims:\n  - text: Deeper ends lower\n    check: deep4.val_loss < base.val_loss\n"
+                                        "report: [{kind: curves, metrics: [val_loss]}, {kind: final, metric: val_loss}]\n")
+    env = {**os.environ, exercises.FOLDER_VARIABLE: str(folder)}
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
+                        "deeper or every_lesson or selection"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert "test_each_run_composes_into_a_valid_config[deeper]" in subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", __file__], cwd=ROOT,
+        env=env, capture_output=True, text=True, timeout=300).stdout

@@ -1,0 +1,97 @@
+"""A run's end-of-run measurements: one function per entry of lm/spec/measures.py's TABLE, each reading the trained
+model from an EndOfRun and adding what it measured to it, which the run then logs in one call each (the metrics at
+the last step, the artifacts from one folder). The run makes the ones its `measure` section leaves on, in the
+table's order."""
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from lm.measures import knockout, knockout_summary, model_flavor, probes
+from lm.measures.head_summary import headline
+from lm.model.data import Corpus
+from lm.model.model import GPT
+from lm.spec.config import RunConfig
+from lm.spec.measures import Measure
+from lm.tracking import datasets
+from lm.tracking.store import Store
+
+
+@dataclass
+class EndOfRun:
+    """What the measurements read (the run, its trained model, its validation windows) and what they fill."""
+    cfg: RunConfig
+    corpus: Corpus
+    model: GPT                  # eval mode, on the CPU
+    val_batches: list
+    store: Store
+    run_id: str
+    folder: Path                # the artifacts, logged in one call once every measurement has written its files
+    skipped: dict[str, str]     # what this corpus cannot answer (probes.not_applicable), by the names it logs
+    by_position: list[float]    # the final validation's loss at each position of the window
+    metrics: dict = field(default_factory=dict)   # logged at the run's last step
+    tags: dict = field(default_factory=dict)
+    heads: pd.DataFrame | None = None             # the head statistics' table, which knock-out reads
+    probe: list | None = None                     # the probe's top characters, for the run's summary
+    sample: str | None = None                     # the first sample, for the run's summary
+
+
+def probe(end: EndOfRun) -> None:
+    if "probe_top1" in end.skipped:
+        return
+    found = probes.probe(end.model, end.corpus, end.cfg.data.probe)
+    end.probe = found["top"]
+    end.metrics["probe_top1_p"] = found["top"][0][1]
+    end.tags["probe_top1"] = found["top"][0][0]
+    (end.folder / "probe.json").write_text(probes.to_json(found), encoding="utf-8")
+
+
+def score_array(end: EndOfRun) -> None:
+    end.metrics["score_array_size"] = probes.score_array_size(end.model, end.cfg.train.batch_size)
+
+
+def samples(end: EndOfRun) -> None:
+    s = end.cfg.sample
+    found = probes.samples(end.model, end.corpus, end.cfg.data.sample_prompt, s.length, s.temperature, s.count, s.seed)
+    end.metrics.update(found["scores"])
+    end.sample = found["texts"][0]
+    (end.folder / "samples.txt").write_text("\n\n---\n\n".join(found["texts"]), encoding="utf-8")
+
+
+def heads(end: EndOfRun) -> None:
+    e = end.cfg.eval
+    end.heads = probes.head_statistics(end.model, end.corpus, end.val_batches, e.head_windows, e.head_skip)
+    end.metrics.update(headline(end.heads))
+    end.heads.to_csv(end.folder / "heads.csv", index=False)
+
+
+def knocked_out(end: EndOfRun) -> None:
+    table = knockout.knockout(end.model, knockout.windows(end.val_batches))
+    end.metrics.update(knockout_summary.headline(table, end.heads))
+    table.to_csv(end.folder / "knockout.csv", index=False)
+
+
+def attention(end: EndOfRun) -> None:
+    line = end.cfg.data.heatmap_line if "attention.json" not in end.skipped else None
+    if line is not None:
+        (end.folder / "attention.json").write_text(probes.to_json(probes.attention_on(end.model, end.corpus, line)))
+    lines = probes.attention_lines(end.model, end.corpus, line)
+    (end.folder / "attention_lines.json").write_text(probes.to_json(lines, compact=True), encoding="utf-8")
+
+
+def loss_by_position(end: EndOfRun) -> None:
+    end.store.log_series(end.run_id, "val_loss_at_position", end.by_position)
+    (end.folder / "loss_by_position.json").write_text(probes.to_json(end.by_position))
+
+
+def mlflow_model(end: EndOfRun) -> None:
+    model_flavor.log(end.store, end.run_id, end.model, end.corpus.chars, end.corpus.bos)
+
+
+def corpus_datasets(end: EndOfRun) -> None:
+    datasets.log_corpus(end.store.client, end.run_id, end.cfg.data, end.corpus)
+
+
+MEASURE = {Measure.PROBE: probe, Measure.SCORE_ARRAY: score_array, Measure.SAMPLES: samples, Measure.HEADS: heads,
+           Measure.KNOCKOUT: knocked_out, Measure.ATTENTION: attention, Measure.LOSS_BY_POSITION: loss_by_position,
+           Measure.MLFLOW_MODEL: mlflow_model, Measure.DATASETS: corpus_datasets}

@@ -1,0 +1,89 @@
+"""A run's end-of-run measurements: one table (lm/spec/measures.py), switched in config (conf/measure/), and what a
+run told not to measure is neither logged nor judged, but "not measured" in the report."""
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import mlflow
+import pytest
+import yaml
+from mlflow.tracking import MlflowClient
+
+from analysis import report
+from lm.commands import suite, train
+from lm.measures.end_of_run import MEASURE
+from lm.spec import config, measures
+from lm.spec.schema import MeasureConfig
+from lm.tracking.store import pointed_at
+from tests.training.test_run import TINY
+
+ROOT = Path(__file__).resolve().parents[2]
+OFF = ["measure.knockout=false", "measure.mlflow_model=false", "measure.samples=false"]
+
+
+def test_the_table_the_switches_and_the_functions_name_the_same_measurements():
+    names = [m.measure.value for m in measures.TABLE]
+    assert names == [f.name for f in dataclasses.fields(MeasureConfig)]
+    assert set(MEASURE) == set(measures.Measure) == {m.measure for m in measures.TABLE}
+    for preset in ("all", "none"):
+        assert list(yaml.safe_load((ROOT / "conf" / "measure" / f"{preset}.yaml").read_text())) == names
+
+
+def test_measure_none_switches_every_measurement_off_and_leaves_the_config_hash():
+    full, bare = config.load([]), config.load(["measure=none"])
+    assert measures.switched_off(full.measure) == []
+    assert measures.switched_off(bare.measure) == list(measures.Measure)
+    assert full.config_hash == bare.config_hash   # the same training: a run made either way counts as done
+
+
+def test_a_misspelt_switch_is_one_line_before_any_work():
+    p = subprocess.run([sys.executable, "-m", "lm.commands.train", "measure.knockout=ture"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0
+    assert "measure.knockout" in p.stderr and "ture" in p.stderr
+
+
+@pytest.fixture(scope="module")
+def partly_measured(tmp_path_factory):
+    store = tmp_path_factory.mktemp("store")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TINYGPT_STORE", str(store))
+        mp.delenv("MLFLOW_TRACKING_URI", raising=False)
+        assert train.main([*TINY, *OFF]) == 0
+    uri = f"sqlite:///{store}/mlflow.db"
+    with pointed_at(uri):
+        run = mlflow.search_runs(experiment_names=["tiny"]).iloc[0]
+    return uri, run
+
+
+def test_a_measurement_switched_off_logs_nothing_and_the_run_says_so(partly_measured):
+    uri, run = partly_measured
+    client = MlflowClient(uri)
+    files = {f.path for f in client.list_artifacts(run.run_id)}
+    assert {"heads.csv", "attention.json", "probe.json", "model.pt"} <= files      # left on: made
+    assert not files & {"knockout.csv", "samples.txt"}                             # switched off: not made
+    metrics = {k.removeprefix("metrics.") for k, v in run.items() if k.startswith("metrics.") and v == v}
+    assert "heads_prev_token_max" in metrics and "val_loss" in metrics
+    assert not any(m.startswith("knockout_") or m.startswith("word_validity") for m in metrics)
+    assert not client.search_logged_models([run.experiment_id])                   # no MLflow model
+    tag = run["tags.not_measured"]
+    assert measures.why_not_measured(tag, "knockout_prev_head_b1") == "measure.knockout=false"
+    assert measures.why_not_measured(tag, "word_validity") == "measure.samples=false"
+    assert measures.why_not_measured(tag, "heads_prev_token_max") is None
+    assert set(json.loads(tag).values()) == {f"{o.split('=')[0]}=false" for o in OFF}
+
+
+def test_the_report_says_not_measured_for_a_claim_on_a_measurement_switched_off(tmp_path, monkeypatch):
+    """nopos's knock-out claim, on a quick suite told not to knock heads out: "not measured", and the claim on the
+    loss, which every run measures, still judged."""
+    monkeypatch.setenv("TINYGPT_STORE", str(tmp_path / "store"))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    assert suite.main(["quick=true", "ablations=[nopos]", "measure.knockout=false"]) == 0
+    assert report.main(["quick=true", "ablations=[nopos]", f"out={tmp_path / 'report'}", "log=false"]) == 0
+    md = (tmp_path / "report" / "report.md").read_text()
+    knockout_row = next(ln for ln in md.splitlines() if "previous-character head matters less" in ln)
+    assert "not measured" in knockout_row and "measure.knockout=false" in md
+    loss_row = next(ln for ln in md.splitlines() if "validation loss is worse" in ln)
+    assert "not measured" not in loss_row

@@ -144,7 +144,7 @@ def score_array_size(model: GPT, batch_size: int) -> int:
     model.train()
     try:
         with torch.enable_grad(), Largest():
-            logits, loss = model(x, x)
+            _, loss = model(x, x)
             loss.backward()
     finally:
         model.zero_grad(set_to_none=True)

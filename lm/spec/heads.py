@@ -54,10 +54,10 @@ STATISTICS: list[Statistic] = [
               "most common offset", "characters back"),
     Statistic("offset_share", lambda s: s.offsets.max(1).values / s.rows.sum().clamp(min=1),
               "share of positions at the most common offset", percent=True),
-    # Lesson 000's table as numbers: the share of positions at which the heaviest key is 1 (or 2) back.
     # Lesson 002's "a head that looks at the current or the previous character (a sharp diagonal)": 0 back.
     Statistic("offset0_share", lambda s: s.share_back(0), "itself: share of positions", percent=True,
               aggregate=("max",), per_block=True),
+    # Lesson 000's table as numbers: the share of positions at which the heaviest key is 1 (or 2) back.
     Statistic("offset1_share", lambda s: s.share_back(1), "1 back: share of positions", percent=True,
               aggregate=("max",), per_block=True),
     Statistic("offset2_share", lambda s: s.share_back(2), "2 back: share of positions", percent=True,

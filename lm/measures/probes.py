@@ -59,9 +59,12 @@ def not_applicable(corpus: Corpus, c: DataConfig) -> dict[str, str]:
 
 
 def probe(model: GPT, corpus: Corpus, prompt: str, k: int = 5) -> dict:
+    """The k likeliest next characters after prompt, and every lowercase letter's probability (lesson 000 names
+    'e', 'r' and 'l' after 'To be, or not to b': a letter outside the top k still has its number)."""
     p = next_char_probs(model, corpus.encode(prompt) if not corpus.documents else [corpus.bos, *corpus.encode(prompt)])
     top = p.topk(k)
-    return {"prompt": prompt, "top": [(corpus.decode([int(i)]), float(v)) for v, i in zip(top.values, top.indices)]}
+    return {"prompt": prompt, "top": [(corpus.decode([int(i)]), float(v)) for v, i in zip(top.values, top.indices)],
+            "letters": {c: float(p[i]) for c, i in corpus.stoi.items() if c.isascii() and c.islower()}}
 
 
 def samples(model: GPT, corpus: Corpus, prompt: str, length: int, temperature: float, count: int, seed: int):

@@ -53,8 +53,9 @@ def test_the_run_logs_the_measurements_the_lessons_claims_read(finished):
     assert m["predicted_score_array_size"] == 524_288  # 32 windows × 4 heads × 64 × 64
     assert 0 < m["shuffle_change"] and m["train_eval_loss"] > 0 and 0 <= m["short_word_validity"] <= 1
     assert 0 <= m["init_score_gap8_share"] < 0.01 and 0 <= m["init_onehot_share"] < 0.01   # scaled: spread 1
-    letters = {k for k in m if k.startswith("probe_p_")}
-    assert letters and all(0 < m[k] <= m["probe_top1_p"] for k in letters)
+    letters = {k[len("probe_p_"):]: v for k, v in m.items() if k.startswith("probe_p_")}
+    assert set(letters) == set("abcdefghijklmnopqrstuvwxyz") and 0 < sum(letters.values()) < 1
+    assert all(0 < p <= m["probe_top1_p"] for p in letters.values())
     assert not any(k.startswith("heatmap_last_") for k in m)   # lesson 000's heatmap line asks no such question
 
 

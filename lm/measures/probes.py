@@ -4,6 +4,7 @@ import math
 
 import pandas as pd
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from lm.measures import head_measure
 from lm.model.data import Corpus, DataConfig
@@ -127,9 +128,7 @@ def score_array_size(model: GPT, batch_size: int) -> int:
     (the fused attention kernels compute the scores in tiles and hold none: 0). Lesson 000 counts batch × heads ×
     context²; this measures what the training step holds. The softmax's output is told by its op, not by its shape:
     queries and keys are (batch, heads, context, head width), the same shape when the context equals the head width.
-    The model's gradients are left as they were (none)."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
+    The step's gradients are dropped: the model is left with none."""
     T = model.config.block_size
     softmax = {torch.ops.aten._softmax.default, torch.ops.aten._safe_softmax.default}
     largest = 0

@@ -9,7 +9,7 @@ import pandas as pd
 
 from lm.measures import knockout, knockout_summary, model_flavor, probes
 from lm.measures.head_summary import headline
-from lm.model.data import Corpus
+from lm.model.data import Corpus, val_batches
 from lm.model.model import GPT
 from lm.spec.config import RunConfig
 from lm.spec.measures import Measure
@@ -42,12 +42,25 @@ def probe(end: EndOfRun) -> None:
     found = probes.probe(end.model, end.corpus, end.cfg.data.probe)
     end.probe = found["top"]
     end.metrics["probe_top1_p"] = found["top"][0][1]
+    # lesson 000's "'e' 65%, 'r' 8%, 'l' 8%": each lowercase letter's probability by name
+    end.metrics.update({f"probe_p_{c}": p for c, p in found["letters"].items()})
     end.tags["probe_top1"] = found["top"][0][0]
     (end.folder / "probe.json").write_text(probes.to_json(found), encoding="utf-8")
 
 
 def score_array(end: EndOfRun) -> None:
     end.metrics["score_array_size"] = probes.score_array_size(end.model, end.cfg.train.batch_size)
+
+
+def train_loss(end: EndOfRun) -> None:
+    """Lesson 002's "step 2500 | train 1.562 | val 1.746": the loss on fixed windows of the training text."""
+    e, T = end.cfg.eval, end.cfg.model.block_size
+    batches = val_batches(end.corpus, e.val_batches, e.val_batch_size, T, split="train")
+    end.metrics["train_eval_loss"] = probes.validation(end.model, batches)["val_loss"]
+
+
+def shuffle(end: EndOfRun) -> None:
+    end.metrics["shuffle_change"] = probes.shuffle_change(end.model, end.val_batches[0][0])
 
 
 def samples(end: EndOfRun) -> None:
@@ -74,7 +87,10 @@ def knocked_out(end: EndOfRun) -> None:
 def attention(end: EndOfRun) -> None:
     line = end.cfg.data.heatmap_line if "attention.json" not in end.skipped else None
     if line is not None:
-        (end.folder / "attention.json").write_text(probes.to_json(probes.attention_on(end.model, end.corpus, line)))
+        found = probes.attention_on(end.model, end.corpus, line)
+        (end.folder / "attention.json").write_text(probes.to_json(found))
+        if end.corpus.documents:  # lesson 001's question on a name's last letter; lesson 000's line asks none
+            end.metrics.update(probes.last_row_reads(found))
     lines = probes.attention_lines(end.model, end.corpus, line)
     (end.folder / "attention_lines.json").write_text(probes.to_json(lines, compact=True), encoding="utf-8")
 
@@ -92,6 +108,7 @@ def corpus_datasets(end: EndOfRun) -> None:
     datasets.log_corpus(end.store.client, end.run_id, end.cfg.data, end.corpus)
 
 
-MEASURE = {Measure.PROBE: probe, Measure.SCORE_ARRAY: score_array, Measure.SAMPLES: samples, Measure.HEADS: heads,
+MEASURE = {Measure.PROBE: probe, Measure.SCORE_ARRAY: score_array, Measure.TRAIN_LOSS: train_loss,
+           Measure.SHUFFLE: shuffle, Measure.SAMPLES: samples, Measure.HEADS: heads,
            Measure.KNOCKOUT: knocked_out, Measure.ATTENTION: attention, Measure.LOSS_BY_POSITION: loss_by_position,
            Measure.MLFLOW_MODEL: mlflow_model, Measure.DATASETS: corpus_datasets}

@@ -4,6 +4,7 @@ import math
 
 import pandas as pd
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from lm.measures import head_measure
 from lm.model.data import Corpus, DataConfig
@@ -13,6 +14,7 @@ from lm.model.sample import (
     line_length,
     next_char_probs,
     real_word_share,
+    short_word_validity,
     speaker_line_share,
     training_words,
     word_validity,
@@ -58,9 +60,12 @@ def not_applicable(corpus: Corpus, c: DataConfig) -> dict[str, str]:
 
 
 def probe(model: GPT, corpus: Corpus, prompt: str, k: int = 5) -> dict:
+    """The k likeliest next characters after prompt, and every lowercase letter's probability (lesson 000 names
+    'e', 'r' and 'l' after 'To be, or not to b': a letter outside the top k still has its number)."""
     p = next_char_probs(model, corpus.encode(prompt) if not corpus.documents else [corpus.bos, *corpus.encode(prompt)])
     top = p.topk(k)
-    return {"prompt": prompt, "top": [(corpus.decode([int(i)]), float(v)) for v, i in zip(top.values, top.indices)]}
+    return {"prompt": prompt, "top": [(corpus.decode([int(i)]), float(v)) for v, i in zip(top.values, top.indices)],
+            "letters": {c: float(p[i]) for c, i in corpus.stoi.items() if c.isascii() and c.islower()}}
 
 
 def samples(model: GPT, corpus: Corpus, prompt: str, length: int, temperature: float, count: int, seed: int):
@@ -80,8 +85,10 @@ def samples(model: GPT, corpus: Corpus, prompt: str, length: int, temperature: f
               # lesson 000's sample: speaker names in capitals and a colon, lines broken like verse (the
               # prompt, itself a speaker tag, not counted)
               "speaker_line_share": [speaker_line_share(t) for t in texts],
-              "line_length": [line_length(t) for t in texts]}
-    out = {k: sum(v) / len(v) for k, v in scores.items()}
+              "line_length": [line_length(t) for t in texts],
+              # "spells most short words correctly": a sample without a short word has no share, and is left out
+              "short_word_validity": [short_word_validity(t, stripped) for t in texts]}
+    out = {k: sum(v) / len(v) for k, v in ((k, [x for x in v if not math.isnan(x)]) for k, v in scores.items()) if v}
     out["speaker_line_share_train"] = speaker_line_share(corpus.train_text)
     out["line_length_train"] = line_length(corpus.train_text)
     return {"texts": [prompt + t for t in texts], "scores": out}
@@ -115,13 +122,71 @@ def head_statistics(model: GPT, corpus: Corpus, batches, windows: int, skip: int
     return table.merge(induction, on=["block", "head"])
 
 
-@torch.no_grad()
 def score_array_size(model: GPT, batch_size: int) -> int:
-    """One layer's score array as the forward pass makes it: the number of attention weights block 1 holds for a
-    batch of full windows (lesson 000 counts batch × heads × context²; this measures it)."""
-    x = torch.zeros(batch_size, model.config.block_size, dtype=torch.long, device=next(model.parameters()).device)
-    _, maps = model.attention_maps(x)
-    return maps[0].numel()
+    """One layer's score array as the path training uses holds it: the most elements of any attention softmax over
+    (context, context) that one training step on a batch of full windows computes as a tensor, forward and backward
+    (the fused attention kernels compute the scores in tiles and hold none: 0). Lesson 000 counts batch × heads ×
+    context²; this measures what the training step holds. The softmax's output is told by its op, not by its shape:
+    queries and keys are (batch, heads, context, head width), the same shape when the context equals the head width.
+    The step's gradients are dropped: the model is left with none."""
+    T = model.config.block_size
+    softmax = {torch.ops.aten._softmax.default, torch.ops.aten._safe_softmax.default}
+    largest = 0
+
+    class Largest(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            nonlocal largest
+            out = func(*args, **(kwargs or {}))
+            if func in softmax and out.shape[-2:] == (T, T):
+                largest = max(largest, out.numel())
+            return out
+
+    x = torch.zeros(batch_size, T, dtype=torch.long, device=next(model.parameters()).device)
+    was_training = model.training
+    model.train()
+    try:
+        with torch.enable_grad(), Largest():
+            _, loss = model(x, x)
+            loss.backward()
+    finally:
+        model.zero_grad(set_to_none=True)
+        model.train(was_training)
+    return largest
+
+
+@torch.no_grad()
+def shuffle_change(model: GPT, x: torch.Tensor, seed: int = 0) -> float:
+    """Lesson 000's "shuffling the earlier characters wouldn't change their weighted average", measured on block 1's
+    attention: each window's characters before its last one are shuffled, and the largest change of the attention's
+    output at the last position, over windows, relative to that output's mean size. Exactly 0 up to float rounding
+    without position vectors; with them, the shuffle moves the keys' positions and the output changes."""
+    g = torch.Generator().manual_seed(seed)
+    T = x.size(1)
+    order = torch.stack([torch.cat([torch.randperm(T - 1, generator=g), torch.tensor([T - 1])]) for _ in x])
+    shuffled = x.gather(1, order.to(x.device))
+    block = model.h[0]
+    was_training = model.training
+    model.eval()
+    try:
+        a, b = (block.attn(block.ln_1(model.embed(ids)))[0][:, -1] for ids in (x, shuffled))
+    finally:
+        model.train(was_training)
+    return ((a - b).abs().max() / a.abs().mean()).item()
+
+
+def last_row_reads(attention: dict) -> dict[str, float]:
+    """Lesson 001's "where does the final 'e' look most?", on the heatmap line's last character: for each letter of
+    the line, how many heads (over every block) put their heaviest weight on a key holding it
+    (heatmap_last_reads_<letter>), and the largest weight any head puts on the keys holding it
+    (heatmap_last_weight_<letter>). `attention`: attention_on's {chars, weights}."""
+    chars = attention["chars"]
+    rows = [torch.tensor(head[-1]) for block in attention["weights"] for head in block]   # each (keys,)
+    out = {}
+    for c in dict.fromkeys(ch for ch in chars if ch.isascii() and ch.isalpha()):
+        holds = torch.tensor([ch == c for ch in chars])
+        out[f"heatmap_last_reads_{c}"] = float(sum(bool(holds[int(r.argmax())]) for r in rows))
+        out[f"heatmap_last_weight_{c}"] = max(float(r[holds].sum()) for r in rows)
+    return out
 
 
 @torch.no_grad()
@@ -139,18 +204,40 @@ def attention_at_init(model: GPT, x: torch.Tensor) -> dict:
             h.remove()
     B, T = x.shape
     causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
-    raw = []
+    raw, scores = [], []
     for block, a in zip(model.h, inputs):
         C, H = a.size(-1), block.attn.n_head
         q, k, _ = (t.view(B, T, H, C // H).transpose(1, 2) for t in block.attn.c_attn(a).split(C, 2))
-        raw.append((q @ k.transpose(-2, -1))[..., causal])       # (B, H, pairs)
+        scores.append(q @ k.transpose(-2, -1))                    # (B, H, T, T), unscaled
+        raw.append(scores[-1][..., causal])                         # (B, H, pairs)
     raw = torch.cat([r.flatten() for r in raw])
     d_head = model.config.n_embd // model.config.n_head
     w = torch.cat([m[:, :, 1:].flatten(0, 2) for m in maps])      # rows 1 … T-1 of every head: (rows, T)
+    scale = math.sqrt(d_head) if model.config.scale_attn else 1.0
     return {"init_qk_std": raw.std().item(),
-            "init_score_std": raw.std().item() / (math.sqrt(d_head) if model.config.scale_attn else 1.0),
+            "init_score_std": raw.std().item() / scale,
             "init_max_weight": w.max(-1).values.mean().item(),
-            "init_entropy": torch.special.entr(w).sum(-1).mean().item()}
+            "init_entropy": torch.special.entr(w).sum(-1).mean().item(),
+            # "differences of 8 or more between positions are common": of the pairs of keys one query scores
+            "init_score_gap8_share": gap_share([s / scale for s in scores], 8.0),
+            # "often almost one-hot, with weights like 0.98 and 0.001": rows whose heaviest weight is 0.98 or more
+            "init_onehot_share": (w.max(-1).values >= 0.98).float().mean().item()}
+
+
+def gap_share(scores: list[torch.Tensor], gap: float) -> float:
+    """Of every pair of keys that one query may read (causal), the share whose scores differ by `gap` or more;
+    `scores`: per block, (B, H, T, T) with the query on the second-last axis."""
+    hits = pairs = 0
+    for s in scores:
+        T = s.size(-1)
+        allowed = torch.ones(T, T, dtype=torch.bool, device=s.device).tril()
+        ordered = s.masked_fill(~allowed, math.inf).sort(-1).values                # each row's keys, ascending
+        at_least = torch.searchsorted(ordered, ordered + gap)                      # first key ≥ score + gap
+        n = allowed.sum(-1)                                                        # keys per row: i + 1
+        real = torch.arange(T, device=s.device) < n[:, None]                       # (T, T): a key of that row
+        hits += ((n[:, None] - at_least).clamp(min=0) * real).sum().item()
+        pairs += (n * (n - 1) // 2).sum().item() * s.size(0) * s.size(1)
+    return hits / pairs
 
 
 def to_json(obj, compact: bool = False) -> str:

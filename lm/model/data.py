@@ -112,10 +112,11 @@ class TrainBatches(IterableDataset):
             step += 1
 
 
-def val_batches(corpus: Corpus, n_batches: int, batch_size: int, block_size: int) -> list:
-    """A fixed set of validation windows, the same for every run, so runs can be compared."""
+def val_batches(corpus: Corpus, n_batches: int, batch_size: int, block_size: int, split: str = "val") -> list:
+    """A fixed set of validation windows, the same for every run, so runs can be compared; split="train": as many
+    fixed windows of the training text, for the training loss lesson 002 reports beside the validation loss."""
     g = torch.Generator().manual_seed(1)
-    return [corpus.batch("val", batch_size, block_size, g) for _ in range(n_batches)]
+    return [corpus.batch(split, batch_size, block_size, g) for _ in range(n_batches)]
 
 
 class CorpusDataModule(pl.LightningDataModule):

@@ -41,6 +41,8 @@ class Claim:
     answer: str | None = None   # for a question: the metric whose best variant is the answer
     best: str = "min"
     prediction: bool = False    # worked out before running, shown beside the lesson's figure without a verdict
+    finding: bool = False       # a question or a comparison no lesson makes: an interval and a wording (higher,
+    #                             lower, undetermined), never reproduced or not
 
 
 @dataclass

@@ -54,16 +54,33 @@ STATISTICS: list[Statistic] = [
               "most common offset", "characters back"),
     Statistic("offset_share", lambda s: s.offsets.max(1).values / s.rows.sum().clamp(min=1),
               "share of positions at the most common offset", percent=True),
+    # Lesson 002's "a head that looks at the current or the previous character (a sharp diagonal)": 0 back.
+    Statistic("offset0_share", lambda s: s.share_back(0), "itself: share of positions", percent=True,
+              aggregate=("max",), per_block=True),
     # Lesson 000's table as numbers: the share of positions at which the heaviest key is 1 (or 2) back.
     Statistic("offset1_share", lambda s: s.share_back(1), "1 back: share of positions", percent=True,
               aggregate=("max",), per_block=True),
     Statistic("offset2_share", lambda s: s.share_back(2), "2 back: share of positions", percent=True,
               aggregate=("max",), per_block=True),
     Statistic("max_weight", lambda s: s.mean(s.W.max(-1).values), "heaviest weight", aggregate=("mean",)),
-    *(Statistic(f"m{d}", _mass(d), f"weight {d} back") for d in range(N_OFFSETS)),
+    # m0, the weight on itself, also as its least over the heads: lesson 001's "each spreads its attention over
+    # recent letters, the start marker and itself".
+    *(Statistic(f"m{d}", _mass(d), f"weight {d} back", aggregate=("min",) if d == 0 else ())
+      for d in range(N_OFFSETS)),
+    # Lesson 001's "the start marker": the weight on the window's first key (a name's BOS), and what a head that
+    # spread its weight evenly would put on any one key, to read both against.
+    Statistic("start_mass", lambda s: s.mean(s.W[..., 0]), "weight on the first key", percent=True,
+              aggregate=("min",)),
+    Statistic("uniform_share", lambda s: s.mean((1.0 / (s.i + 1.0)).expand_as(s.W[..., 0])),
+              "an even head's weight on one key", percent=True, aggregate=("mean",)),
     # Lesson 000's "spread over the last 3": the weight on the characters 1, 2 and 3 back.
     Statistic("last3_mass", lambda s: s.mass[:, 1:4].sum(-1), "weight 1–3 back", percent=True,
               aggregate=("mean", "min"), per_block=True),
+    # ... and "spread" over them, not at one fixed offset: 1 when most of the weight (more than half) lies 1-3 back
+    # and no one of those three offsets holds more than half of it, else 0. Summed over a block: how many heads
+    # spread. Four heads that each read 1 back at 100% count 0.
+    Statistic("last3_spread", lambda s: ((s.mass[:, 1:4].sum(-1) > 0.5) & (s.mass[:, 1:4].max(-1).values <= 0.5))
+              .float(), "spread over 1–3 back (1: yes)", aggregate=("sum",), per_block=True),
     Statistic("prev_token_score", lambda s: s.tl_score(s.prev_pattern(), False), "previous-token score",
               aggregate=("max",), metric="prev_token"),
     Statistic("prev_token_score_excl", lambda s: s.tl_score(s.prev_pattern(), True),

@@ -15,6 +15,8 @@ from enum import Enum
 class Measure(str, Enum):
     PROBE = "probe"
     SCORE_ARRAY = "score_array"
+    TRAIN_LOSS = "train_loss"
+    SHUFFLE = "shuffle"
     SAMPLES = "samples"
     HEADS = "heads"
     KNOCKOUT = "knockout"
@@ -33,16 +35,22 @@ class Measurement:
 
 # In the order a run makes them: knock-out reads the head statistics' table to name the heads the claims compare.
 TABLE = (
-    Measurement(Measure.PROBE, "next-character probabilities after data.probe",
-                ("probe_top1", "probe_top1_p", "probe.json")),
-    Measurement(Measure.SCORE_ARRAY, "one layer's score array as the forward pass holds it", ("score_array_size",)),
+    Measurement(Measure.PROBE, "next-character probabilities after data.probe, every lowercase letter's by name",
+                ("probe_top1", "probe_top1_p", "probe_p_*", "probe.json")),
+    Measurement(Measure.SCORE_ARRAY, "one layer's score array as a training step holds it (0: fused kernels tile it)",
+                ("score_array_size",)),
+    Measurement(Measure.TRAIN_LOSS, "the loss on as many fixed windows of the training text as validation reads",
+                ("train_eval_loss",)),
+    Measurement(Measure.SHUFFLE, "block 1's attention output when the earlier characters are shuffled",
+                ("shuffle_change",)),
     Measurement(Measure.SAMPLES, "sample.count samples, their word validity and shape",
-                ("samples.txt", "word_validity*", "real_word_share*", "speaker_line_share*", "line_length*")),
+                ("samples.txt", "word_validity*", "real_word_share*", "speaker_line_share*", "line_length*",
+                 "short_word_validity")),
     Measurement(Measure.HEADS, "every head's statistics (lm/spec/heads.py)", ("heads.csv", "heads_*")),
     Measurement(Measure.KNOCKOUT, "each head, attention and MLP knocked out on the validation windows",
                 ("knockout.csv", "knockout_*")),
-    Measurement(Measure.ATTENTION, "every head's weights on the heatmap line and a few more",
-                ("attention.json", "attention_lines.json")),
+    Measurement(Measure.ATTENTION, "every head's weights on the heatmap line and a few more; of a name, where its "
+                "last letter looks", ("attention.json", "attention_lines.json", "heatmap_last_*")),
     Measurement(Measure.LOSS_BY_POSITION, "the validation loss at each position of the window",
                 ("loss_by_position.json", "val_loss_at_position")),
     Measurement(Measure.MLFLOW_MODEL, "the model in MLflow's PyTorch flavor (runs:/<id>/model)", ("model",)),

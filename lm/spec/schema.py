@@ -124,6 +124,8 @@ class MeasureConfig:
     "not measured" for what they would have logged."""
     probe: bool = True
     score_array: bool = True
+    train_loss: bool = True
+    shuffle: bool = True
     samples: bool = True
     heads: bool = True
     knockout: bool = True

@@ -62,12 +62,6 @@ def test_loss_by_position_is_each_positions_mean_loss_and_averages_to_the_valida
     assert out["loss_by_position"][-1] != pytest.approx(losses[:, -1].mean().item(), rel=1e-6)
 
 
-def test_the_score_array_is_measured_from_the_forward_pass():
-    short, long = tiny(), GPT(GPTConfig(vocab_size=11, block_size=24, n_layer=2, n_head=2, n_embd=16))
-    assert probes.score_array_size(short, 5) == 5 * 2 * 12 ** 2
-    assert probes.score_array_size(long, 5) == 4 * probes.score_array_size(short, 5)
-
-
 def test_attention_at_init_shows_lesson_000s_case_for_the_scaling():
     """Lesson 000: d_head = 16 gives q·k a spread of about √16 = 4; divided by √16, about 1."""
     torch.manual_seed(0)

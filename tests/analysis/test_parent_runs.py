@@ -11,7 +11,8 @@ def test_each_parent_run_gets_its_verdicts_and_figures(quick_report, quick_store
     (parent,) = client.search_runs([exp.experiment_id], "tags.role = 'exercise'")
     tags = parent.data.tags
     verdict, text = tags["verdict.1"].split(": ", 1)
-    assert verdict in claims.VERDICTS and text == "Four heads beat one head of the same width"
+    assert verdict in claims.VERDICTS
+    assert text == "Finding: four heads against one head of the same width, validation loss"
     assert tags["verdicts"].startswith("1 ")
     figures = {a.path for a in client.list_artifacts(parent.info.run_id, "figures")}
     assert figures == {f"figures/heads_{kind}.png" for kind in ("sweep", "attention", "heads", "knockout")}

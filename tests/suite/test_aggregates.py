@@ -27,4 +27,4 @@ def test_an_unfinished_run_and_an_older_copy_of_a_seed_do_not_count():
 def test_the_headline_metrics_are_the_losses_and_what_the_claims_read():
     ex = exercises.load_all()
     assert aggregates.headline(ex["heads"]) == ["val_loss", "val_perplexity"]
-    assert {"n_params", "predicted_params", "score_array_size"} <= set(aggregates.headline(ex["scaling"]))
+    assert {"n_params", "predicted_params", "predicted_score_array_size"} <= set(aggregates.headline(ex["scaling"]))

@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = {  # the lessons' exercises and their variants, as the lessons set them; an exercise of one's own joins them
     "baseline": ["base"], "temperature": ["t05", "t10", "t15"], "nomask": ["masked", "nomask"],
     "nopos": ["pos", "nopos"], "scaling": ["base", "depth4", "width128", "context128", "double"],
-    "context": ["ctx16", "ctx64", "ctx128"], "heads": ["h1", "h2", "h4", "h8"], "microgpt": ["microgpt"],
-    "sqrtd": ["scaled", "unscaled"], "recipe002": ["cpu"],
+    "context": ["ctx16", "ctx64", "ctx128"], "heads": ["h1", "h2", "h4", "h8"], "microgpt": ["microgpt", "bigger"],
+    "sqrtd": ["scaled", "unscaled", "scaled_d64", "unscaled_d64", "unscaled_d128"], "recipe002": ["cpu"],
 }
 
 
@@ -45,6 +45,12 @@ def test_the_variants_change_what_they_say():
     assert micro.data.corpus == "names" and micro.model.n_embd == 16
     nomask = {r.variant: config.load(r.overrides) for r in exercises.load_all()["nomask"].runs(1)}
     assert not nomask["nomask"].model.mask and nomask["masked"].model.mask and nomask["nomask"].eval.honest
+    sqrtd = {r.variant: config.load(r.overrides) for r in exercises.load_all()["sqrtd"].runs(1)}
+    wide = sqrtd["unscaled_d128"]   # one head of 128 numbers, read at initialisation: one step
+    assert wide.model.n_embd // wide.model.n_head == 128 and not wide.model.scale_attn and wide.train.steps == 1
+    assert sqrtd["scaled"].train.steps == 1000 and sqrtd["scaled_d64"].model.scale_attn
+    bigger = {r.variant: config.load(r.overrides) for r in exercises.load_all()["microgpt"].runs(1)}["bigger"]
+    assert bigger.data.corpus == "names" and (bigger.model.n_embd, bigger.model.n_layer) == (64, 2)
 
 
 def test_selection():

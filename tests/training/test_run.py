@@ -45,6 +45,20 @@ def test_the_run_is_in_mlflow_with_its_whole_config(finished):
     assert row["metrics.val_perplexity"] == pytest.approx(2.718281828 ** row["metrics.val_loss"], rel=1e-6)
 
 
+def test_the_run_logs_the_measurements_the_lessons_claims_read(finished):
+    _, runs = finished
+    row = runs.loc[0]
+    m = {k[len("metrics."):]: v for k, v in row.items() if k.startswith("metrics.") and pd.notna(v)}
+    assert m["score_array_size"] == 0                  # the fused kernel trains without holding the array
+    assert m["predicted_score_array_size"] == 524_288  # 32 windows × 4 heads × 64 × 64
+    assert 0 < m["shuffle_change"] and m["train_eval_loss"] > 0 and 0 <= m["short_word_validity"] <= 1
+    assert 0 <= m["init_score_gap8_share"] < 0.01 and 0 <= m["init_onehot_share"] < 0.01   # scaled: spread 1
+    letters = {k[len("probe_p_"):]: v for k, v in m.items() if k.startswith("probe_p_")}
+    assert set(letters) == set("abcdefghijklmnopqrstuvwxyz") and 0 < sum(letters.values()) < 1
+    assert all(0 < p <= m["probe_top1_p"] for p in letters.values())
+    assert not any(k.startswith("heatmap_last_") for k in m)   # lesson 000's heatmap line asks no such question
+
+
 def test_curves_are_logged_per_step(finished):
     uri, runs = finished
     client = MlflowClient(uri)

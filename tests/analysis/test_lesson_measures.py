@@ -1,0 +1,158 @@
+"""The measurements behind the lessons' claims that issue 23 found unchecked, each against its definition: on
+hand-made weights whose answers are known, and on real models and the real corpora."""
+import math
+
+import pytest
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from lm.measures import probes
+from lm.measures.head_measure import head_table
+from lm.measures.head_summary import headline
+from lm.model.data import Corpus, load_corpus, val_batches
+from lm.model.model import GPT, GPTConfig
+from lm.model.sample import short_word_validity, training_words
+from lm.spec import config
+
+
+@pytest.fixture(scope="module")
+def shakespeare() -> Corpus:
+    return load_corpus(config.load([]).data)
+
+
+def windows(corpus: Corpus, n: int = 16, T: int = 64):
+    return val_batches(corpus, 1, n, T)[0][0]
+
+
+# --- lesson 000: "scores per layer: 32 windows × 4 heads × 64 × 64 = 524,288" -----------------------------
+def test_a_training_step_holds_the_whole_score_array_only_on_a_path_that_builds_it():
+    for T in (16, 32):
+        model = GPT(GPTConfig(block_size=T, n_layer=1)).eval()
+        with sdpa_kernel(SDPBackend.MATH):            # the plain formula: softmax(QKᵀ/√d) V, held whole
+            assert probes.score_array_size(model, 8) == 8 * 4 * T * T
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):  # the fused kernel: the scores in tiles, never held
+            assert probes.score_array_size(model, 8) == 0
+        assert all(p.grad is None for p in model.parameters()) and not model.training
+
+
+# --- lesson 000: "shuffling the earlier characters wouldn't change their weighted average" ----------------
+def test_shuffling_the_earlier_characters_leaves_block_ones_average_unchanged_only_without_positions(shakespeare):
+    x = windows(shakespeare)
+    torch.manual_seed(0)
+    without = GPT(GPTConfig(pos_emb=False)).eval()
+    torch.manual_seed(0)
+    with_pos = GPT(GPTConfig()).eval()
+    assert probes.shuffle_change(without, x) < 1e-5        # float32 rounding only
+    assert probes.shuffle_change(with_pos, x) > 0.1
+    # the whole model without positions is not invariant: block 2 reads what block 1 made of each prefix
+    shuffled = torch.cat([x[:, :-1].flip(1), x[:, -1:]], 1)
+    with torch.no_grad():
+        assert not torch.allclose(without(x)[0][:, -1], without(shuffled)[0][:, -1], atol=1e-3)
+
+
+# --- lesson 000: differences of 8 or more, weights like 0.98; "the unscaled spread would be 8 or 11" --------
+def test_gap_share_counts_each_querys_pairs_of_keys_at_least_the_gap_apart():
+    s = torch.tensor([[0.0, 99.0, 99.0],       # row 0: one key, no pair (the rest is masked, never read)
+                      [0.0, 7.0, 99.0],        # row 1: 7 apart: no
+                      [0.0, 8.0, 20.0]])       # row 2: 8, 20 and 12 apart: all three
+    assert probes.gap_share([s[None, None]], 8.0) == pytest.approx(3 / 4)
+    assert probes.gap_share([s[None, None], s[None, None]], 21.0) == 0.0
+
+
+def test_unscaled_scores_at_initialisation_spread_about_the_square_root_of_the_head_width(shakespeare):
+    x = windows(shakespeare)
+    out = {}
+    for d_head, kw in ((16, {}), (64, {"n_head": 1}), (128, {"n_head": 1, "n_embd": 128})):
+        torch.manual_seed(0)
+        out[d_head] = probes.attention_at_init(GPT(GPTConfig(scale_attn=False, **kw)).eval(), x)
+        assert out[d_head]["init_score_std"] == pytest.approx(math.sqrt(d_head), rel=0.15)
+    torch.manual_seed(0)
+    scaled = probes.attention_at_init(GPT(GPTConfig(n_head=1)).eval(), x)
+    assert scaled["init_score_std"] == pytest.approx(1.0, rel=0.15)      # "whatever d is"
+    # the wider the spread, the more pairs 8 apart and rows at 0.98 or more; scaled, hardly any
+    shares = [(out[d]["init_score_gap8_share"], out[d]["init_onehot_share"]) for d in (16, 64, 128)]
+    assert shares == sorted(shares) and shares[0][0] > 0.05
+    assert scaled["init_score_gap8_share"] < 1e-3 and scaled["init_onehot_share"] < 0.01
+
+
+# --- lesson 001: "the final 'e' looks most at the 'l', 43%" ------------------------------------------------
+def test_last_row_reads_counts_heads_by_the_letter_they_read_most_and_their_weight_on_it():
+    chars = ["<BOS>", "k", "a", "y", "l", "e", "e"]
+    head_l = [[1.0]] * 6 + [[0.1, 0.05, 0.05, 0.02, 0.43, 0.15, 0.2]]
+    head_e = [[1.0]] * 6 + [[0.1, 0.0, 0.0, 0.0, 0.3, 0.25, 0.35]]   # 'e' twice: 0.6 on the letter
+    out = probes.last_row_reads({"chars": chars, "weights": [[head_l, head_e]]})
+    assert out["heatmap_last_reads_l"] == 1 and out["heatmap_last_weight_l"] == pytest.approx(0.43)
+    assert out["heatmap_last_reads_e"] == 1 and out["heatmap_last_weight_e"] == pytest.approx(0.6)
+    assert out["heatmap_last_reads_k"] == 0 and "heatmap_last_reads_<BOS>" not in out
+
+
+def test_last_row_reads_on_microgpt_and_kaylee():
+    cfg = config.load(["profile=microgpt"])
+    corpus = load_corpus(cfg.data)
+    torch.manual_seed(0)
+    attention = probes.attention_on(GPT(cfg.model).eval(), corpus, cfg.data.heatmap_line)
+    out = probes.last_row_reads(attention)
+    assert "".join(attention["chars"][1:]) == "kaylee"
+    assert sum(out[f"heatmap_last_reads_{c}"] for c in "kayle") <= 4       # 4 heads, some may read the BOS
+    assert 0 < out["heatmap_last_weight_l"] < 1
+
+
+# --- lessons 000 and 001: heads spread over the last 3; the start marker and itself -----------------------
+T, SKIP = 24, 8
+
+
+def at(offsets: dict[int, float], n: int = 2) -> torch.Tensor:
+    """(n, 1, T, T): every query puts weight w on the key `offset` back (the first key where that is before it)."""
+    w = torch.zeros(n, 1, T, T)
+    for i in range(T):
+        for d, share in offsets.items():
+            w[:, 0, i, max(i - d, 0)] += share
+    return w
+
+
+def test_four_sharp_one_back_heads_are_not_spread_over_the_last_3_and_even_ones_are():
+    idx = torch.zeros(2, T, dtype=torch.long)
+    sharp = torch.cat([at({1: 1.0})] * 4, 1)
+    even = torch.cat([at({1: 1 / 3, 2: 1 / 3, 3: 1 / 3}), at({1: 0.4, 2: 0.35, 3: 0.25}), at({1: 1.0}),
+                      at({2: 0.9, 5: 0.1})], 1)
+    numbers = headline(head_table([sharp, even], idx, set(), skip=SKIP))
+    assert numbers["heads_last3_spread_sum_block1"] == 0
+    assert numbers["heads_last3_spread_sum_block2"] == 2
+    assert numbers["heads_last3_mass_min_block1"] == pytest.approx(1.0)   # what the older check read: it passed
+
+
+def test_start_marker_and_self_weights_against_an_even_share():
+    idx = torch.zeros(2, T, dtype=torch.long)
+    w = torch.ones(T, T).tril()
+    even = (w / w.sum(-1, keepdim=True)).expand(2, 1, T, T)
+    start_and_self = at({0: 0.5})          # half on itself, half on the first key
+    start_and_self[:, 0, :, 0] += 0.5
+    table = head_table([torch.cat([even, start_and_self], 1)], idx, set(), skip=SKIP)
+    expected = sum(1 / (i + 1) for i in range(SKIP, T)) / (T - SKIP)
+    assert table["uniform_share"].tolist() == pytest.approx([expected, expected])
+    assert table.loc[0, "start_mass"] == pytest.approx(expected) and table.loc[0, "m0"] == pytest.approx(expected)
+    assert table.loc[1, "start_mass"] == pytest.approx(0.5) and table.loc[1, "m0"] == pytest.approx(0.5)
+    numbers = headline(table)
+    assert numbers["heads_start_mass_min"] == pytest.approx(expected)
+    assert numbers["heads_m0_min"] == pytest.approx(expected)
+
+
+# --- lesson 000: "spells most short words correctly"; lesson 002: "train 1.562" ----------------------------
+def test_short_word_validity_reads_only_words_of_at_most_four_letters(shakespeare):
+    words = training_words(shakespeare.train_text, strip=True)
+    # lesson 000's own sample: its short words are real, its long misspellings are not counted
+    assert short_word_validity("To his send comentle I to entreath.", words) == 1.0
+    assert short_word_validity("Thou zqx art, qwv!", words) == pytest.approx(2 / 4)
+    assert math.isnan(short_word_validity("entreath comentle", words))
+
+
+def test_the_training_loss_windows_are_fixed_windows_of_the_training_text(shakespeare):
+    train = val_batches(shakespeare, 2, 8, 64, split="train")
+    again = val_batches(shakespeare, 2, 8, 64, split="train")
+    assert all(torch.equal(a[0], b[0]) for a, b in zip(train, again))
+    held_out = shakespeare.decode(shakespeare.val.tolist())
+    for x, y in train:
+        for row, target in zip(x, y):
+            window = shakespeare.decode(row.tolist()) + shakespeare.decode([int(target[-1])])
+            assert window in shakespeare.train_text and window not in held_out
+            assert torch.equal(row[1:], target[:-1])

@@ -21,6 +21,8 @@ COMMANDS = {
     "suite, an unknown exercise": (["lm.commands.suite", "ablations=[nosuch]"], 2, "error: unknown ablation 'nosuch'"),
     "suite, a bad value in every run": (["lm.commands.suite", "quick=true", "model.block_size=0"], 2,
                                         "model.block_size=0 must be positive"),
+    "suite, a bare switch (Hydra takes key=value)": (["lm.commands.suite", "quick"], 2,
+                                                     "error: 'quick' is not key=value: write quick=true"),
     "suite --cfg": (["lm.commands.suite", "--cfg", "quick=true", "ablations=[heads]"], 0, "quick/heads/h8/seed1"),
     "sample, a run that does not exist": (["lm.commands.sample", "run=deadbeef"], 2, "run 'deadbeef' has no model.pt"),
     "sample, temperature 0": (["lm.commands.sample", "temperature=0"], 2, "must be above 0"),

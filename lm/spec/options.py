@@ -4,9 +4,10 @@
     make ui PORT=5001 ARGS="server=[--workers,4]"   make gpu-check ARGS="quick=true runtime.accelerator=cpu"
 
 A value is converted by its field's type (true/false, a whole number, a number, one of an Enum's values, a list
-as [a,b] as Hydra reads it, or a,b); a text field takes the rest of the word verbatim (a prompt may hold =, commas and quotes). One
-alias: a bare switch is the switch set, `quick` is `quick=true`. An unknown key, a value of the wrong type or a
---flag is one ConfigError that names the fix, raised before any heavy import: this module imports OmegaConf only.
+as [a,b] as Hydra reads it, or a,b); a text field takes the rest of the word verbatim (a prompt may hold =, commas
+and quotes). One alias: a bare switch is the switch on, `quick` is `quick=true`. An unknown key, a value of the
+wrong type or a --flag is one ConfigError that names the fix, raised before any heavy import: this module imports
+OmegaConf only (and Hydra's override parser for a [list]).
 `make train`, `make sweep` and `make ablations` take the same key=value form through Hydra, against conf/.
 """
 from __future__ import annotations

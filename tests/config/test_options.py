@@ -52,12 +52,12 @@ def test_text_is_taken_verbatim():
 @pytest.mark.parametrize("schema, argv, message", [
     (HeadsOptions, ["force=ture"], "force='ture' is not true or false: did you mean force=true?"),
     (HeadsOptions, ["force=maybe"], "force='maybe' is not true or false: force=true or force=false"),
-    (ReportOptions, ["quik=true"], "unknown option 'quik=true': did you mean quick=true? (the options are "
-                                   "quick=true|false, ablations=TEXT, out=TEXT, log=true|false, tracking_uri=TEXT)"),
+    (ReportOptions, ["quik=true"], ("unknown option 'quik=true': did you mean quick=true? (the options are "
+                                    "quick=true|false, ablations=TEXT, out=TEXT, log=true|false, tracking_uri=TEXT)")),
     (BenchOptions, ["quik"], "unknown option 'quik': did you mean quick=true?"),
     (BenchOptions, ["threads=two"], "threads='two' is not a whole number: threads=N"),
-    (BenchOptions, ["only=startup,nosuch"], "only='startup,nosuch': 'nosuch' is not one of train, sample, suite, "
-                                            "memory, startup, process, report"),
+    (BenchOptions, ["only=startup,nosuch"], ("only='startup,nosuch': 'nosuch' is not one of train, sample, suite, "
+                                             "memory, startup, process, report")),
     (SampleOptions, ["temperature=hot"], "temperature='hot' is not a number: temperature=X"),
     (SampleOptions, ["run"], "run needs a value: run=TEXT"),
     (UiOptions, ["--port", "5001"], "unknown option '--port': options are key=value: port=5001"),
@@ -65,8 +65,8 @@ def test_text_is_taken_verbatim():
     (UiOptions, ["--workers", "4"], "unknown option '--workers': server=[...] passes options on: server=[--workers,4]"),
     (UiOptions, ["server=[--x,'a"], "cannot read the list \"[--x,'a\""),
     (GpuCheckOptions, ["runtime.accelerator=tpu"], "runtime.accelerator='tpu': 'tpu' is not one of cuda, cpu"),
-    (GpuCheckOptions, ["runtime.device=cpu"], "unknown option 'runtime.device=cpu': did you mean "
-                                              "runtime.accelerator=cpu?"),
+    (GpuCheckOptions, ["runtime.device=cpu"], ("unknown option 'runtime.device=cpu': did you mean "
+                                               "runtime.accelerator=cpu?")),
 ])
 def test_a_mistake_is_one_line_that_names_the_fix(schema, argv, message):
     with pytest.raises(ConfigError) as e:

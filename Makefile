@@ -1,4 +1,7 @@
 # tinygpt-ablations. `make ablations` runs every exercise; `make test` runs the tests.
+# Options, for every target: key=value words in ARGS (ARGS="quick=true only=startup"), checked against the command's
+# schema before any heavy import (lm/spec/options.py; train, sweep and ablations: Hydra's overrides against conf/).
+# A bare switch is the switch on (ARGS=quick is quick=true). train's --cfg, -m and --resume are its only flags.
 # Each target builds .venv from pyproject.toml first if it is missing or stale.
 PYTHON ?= python3.11
 VENV := .venv
@@ -58,14 +61,14 @@ sample: $(VENV)/.installed  ## text from the newest `make train` run (RUN=<id>, 
 heads: $(VENV)/.installed  ## knock-out of every head of finished runs: RUN=<id> prints its head table; EXERCISE=heads (ARGS="quick=true force=true")
 	$(PY) -m lm.commands.makeargs lm.commands.heads run=RUN exercise=EXERCISE ARGS
 
-report: $(VENV)/.installed  ## reports/report.html and reports/report.md from the MLflow store
+report: $(VENV)/.installed  ## reports/report.html and reports/report.md from the MLflow store (ARGS="quick=true ablations=heads")
 	$(PY) -m lm.commands.makeargs analysis.report ARGS
 
-export: $(VENV)/.installed  ## the runs, their histories and per-variant aggregates as Parquet and CSV (reports/export)
+export: $(VENV)/.installed  ## the runs, their histories and per-variant aggregates as Parquet and CSV (reports/export; ARGS="quick=true")
 	$(PY) -m lm.commands.makeargs analysis.runs ARGS
 
-ui: $(VENV)/.installed  ## MLflow's UI over the store, on this machine only (PORT=5001; HOST=0.0.0.0 exposes it: see README)
-	$(PY) -m lm.commands.makeargs lm.commands.ui --host=HOST --port=PORT ARGS
+ui: $(VENV)/.installed  ## MLflow's UI over the store, on this machine only (PORT=5001; HOST=0.0.0.0 exposes it: see README; ARGS="server=[--workers,4]" passes options on to mlflow server)
+	$(PY) -m lm.commands.makeargs lm.commands.ui host=HOST port=PORT ARGS
 
 test: $(VENV)/.installed
 	$(PY) -m lm.commands.makeargs pytest -q ARGS
@@ -73,11 +76,11 @@ test: $(VENV)/.installed
 reliability: $(VENV)/.installed  ## kills, Ctrl-C, two suites at once, determinism, divergence, bad input, safety, SLURM's faults; prints the figures
 	$(PY) -m lm.commands.makeargs pytest -q tests/reliability tests/slurm ARGS; status=$$?; $(PY) -m tests.reliability.figures; exit $$status
 
-bench: $(VENV)/.installed
+bench: $(VENV)/.installed  ## the speed table, side by side (ARGS="quick=true only=startup threads=2"; 4-5 min, quick 1-2)
 	$(PY) -m lm.commands.makeargs lm.tools.bench ARGS
 
 clean:
 	rm -rf reports .pytest_cache
 
-gpu-check: $(VENV)/.installed  ## on a lent GPU, about 8 minutes: the gpu and large profiles timed, the quick suite on CUDA, fp32 CUDA against CPU (ARGS="quick runtime.accelerator=cpu" on a CPU)
+gpu-check: $(VENV)/.installed  ## on a lent GPU, about 8 minutes: the gpu and large profiles timed, the quick suite on CUDA, fp32 CUDA against CPU (ARGS="quick=true runtime.accelerator=cpu" on a CPU)
 	$(PY) -m lm.commands.makeargs lm.tools.gpucheck ARGS

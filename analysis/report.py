@@ -36,12 +36,13 @@ from analysis import (
 )
 from analysis.document import Doc
 from analysis.kinds import Context, Kind, what_changes
-from analysis.options import OptionError, Options, parse  # noqa: F401
+from analysis.options import parse
 from analysis.store import ExerciseRuns, Reader, StoreError, sqlite_path
 from lm.measures.head_summary import headline, strongest
 from lm.spec import exercises
 from lm.spec.errors import ConfigError
 from lm.spec.heads import STATISTICS, TL_CONVENTION
+from lm.spec.options import ReportOptions
 from lm.spec.store_check import resolve_uri
 from lm.tracking.store import EXPERIMENT_KIND
 
@@ -55,7 +56,7 @@ def reference(ex: exercises.Exercise) -> str:
 
 
 # --- sections --------------------------------------------------------------------------------------------
-def overview(doc: Doc, runs: dict[str, ExerciseRuns], opts: Options, uri: str):
+def overview(doc: Doc, runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str):
     doc.p(f"Read from {uri} ({'the quick suite: experiments quick/<exercise>' if opts.quick else 'the full suite'}) "
           f"on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Numbers are means over seeds, "
           f"given as mean ± standard deviation where there is more than one seed; blocks and heads are numbered "
@@ -234,7 +235,7 @@ def prefetch(er: ExerciseRuns, parts: list[Kind]) -> dict[str, pd.DataFrame]:
 
 
 # --- the whole report ------------------------------------------------------------------------------------
-def build(runs: dict[str, ExerciseRuns], opts: Options, uri: str, out: Path, title: str) -> tuple[Doc, dict]:
+def build(runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str, out: Path, title: str) -> tuple[Doc, dict]:
     """The frame (overview, perplexity, claims, comparisons, failures, head statistics), then each exercise's
     section as its `report:` block declares it."""
     figs = out / "figures"
@@ -282,7 +283,7 @@ def store_exercises(reader: Reader, quick: bool, files: dict) -> dict[str, exerc
     return found
 
 
-def log_report(reader: Reader, out: Path, opts: Options, counts: dict) -> str:
+def log_report(reader: Reader, out: Path, opts: ReportOptions, counts: dict) -> str:
     """One run per report in the experiment `report` (or `quick/report`): the files and the verdict counts."""
     name = ("quick/" if opts.quick else "") + "report"
     client = reader.client
@@ -317,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         files = exercises.load_all()
         for ex in files.values():  # a kind or an option that does not exist: one line before anything is read
             sections.entries(ex)
-    except (OptionError, ConfigError) as e:
+    except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     uri = resolve_uri(opts.tracking_uri)

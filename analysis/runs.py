@@ -125,7 +125,7 @@ def export(out: Path, quick: bool = False, ablations="all", tracking_uri: str | 
 def main(argv: list[str] | None = None) -> int:
     """`make export`: the options of `make report` (quick, ablations, out, tracking_uri), out defaulting to
     reports/export."""
-    from analysis.report import OptionError, parse
+    from analysis.report import parse
     from analysis.store import StoreError
     from lm.spec.errors import ConfigError
 
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         opts = parse(argv)
         out = Path(opts.out if any(a.startswith("out=") for a in argv) else "reports/export")
         written = export(out, opts.quick, opts.ablations, opts.tracking_uri)
-    except (OptionError, ConfigError) as e:
+    except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except StoreError as e:

@@ -12,7 +12,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
 from lm.commands import process
-from lm.spec import config, store_check
+from lm.spec import config, exercises, options, store_check
 from lm.spec.errors import ConfigError, DataError, TrackingError
 
 CFG_PARTS = ("job", "hydra", "all")
@@ -97,25 +97,15 @@ def train_front(argv: list[str]) -> int | None:
 
 
 # --- python -m lm.commands.sample ---------------------------------------------------------------------------------
-SAMPLE_OPTIONS = {"run": "", "checkpoint": "", "prompt": "\n", "temperature": "0.8", "length": "400", "seed": "1"}
-
-
-def sample_options(argv: list[str]) -> dict:
+def sample_options(argv: list[str]) -> options.SampleOptions:
     """`make sample`'s key=value options, converted and checked; a ValueError names the bad one."""
     from lm.spec.schema import check_temperature, unescape
 
-    opts = dict(SAMPLE_OPTIONS)
-    for arg in argv:
-        key, eq, value = arg.partition("=")
-        if not eq or key not in opts:
-            raise ValueError(f"unknown option {arg!r}; the options are {', '.join(k + '=' for k in opts)}")
-        opts[key] = value
-    opts["prompt"] = unescape(opts["prompt"])
-    opts["temperature"], opts["length"], opts["seed"] = (float(opts["temperature"]), int(opts["length"]),
-                                                         int(opts["seed"]))
-    check_temperature(opts["temperature"])
-    if opts["length"] <= 0:
-        raise ValueError(f"length={opts['length']} must be positive")
+    opts = options.parse(options.SampleOptions, argv)
+    opts.prompt = unescape(opts.prompt)
+    check_temperature(opts.temperature)
+    if opts.length <= 0:
+        raise ConfigError(f"length={opts.length} must be positive")
     return opts
 
 
@@ -123,14 +113,34 @@ def sample_front(argv: list[str]) -> int | None:
     """`python -m lm.commands.sample`: the options, and the run named, checked without torch or MLflow."""
     try:
         opts = sample_options(argv)
-        if opts["run"]:
+        if opts.run:
             uri = store_check.resolve_uri()
             try:
-                run = store_check.run_record(uri, opts["run"])
+                run = store_check.run_record(uri, opts.run)
             except store_check.CannotTell:
                 return None
             if run is None or (run.artifacts is not None and not (run.artifacts / "model.pt").is_file()):
-                raise ValueError(f"run {opts['run']!r} has no model.pt in {uri}")
+                raise ValueError(f"run {opts.run!r} has no model.pt in {uri}")
     except (ValueError, TrackingError) as e:
+        return process.fail(str(e))
+    return None
+
+
+# --- python -m lm.commands.heads ----------------------------------------------------------------------------------
+def heads_options(argv: list[str]) -> options.HeadsOptions:
+    """`make heads`'s key=value options, with one of run= and exercise=, and the exercise known."""
+    opts = options.parse(options.HeadsOptions, argv)
+    if bool(opts.run) == bool(opts.exercise):
+        raise ConfigError("give one of run=RUN_ID (make heads RUN=...) and exercise=NAME (make heads EXERCISE=...)")
+    if opts.exercise:
+        exercises.select(opts.exercise)
+    return opts
+
+
+def heads_front(argv: list[str]) -> int | None:
+    """`python -m lm.commands.heads`: the options and the exercise checked without torch, pandas or MLflow."""
+    try:
+        heads_options(argv)
+    except ConfigError as e:
         return process.fail(str(e))
     return None

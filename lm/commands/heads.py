@@ -3,9 +3,14 @@
     python -m lm.commands.heads run=RUN_ID [force=true]          # `make heads RUN=...`: log it, print the head table
     python -m lm.commands.heads exercise=heads [quick=true]      # `make heads EXERCISE=...`: every finished run
 
-The knock-out itself is lm/measures/knockout.py; this command finds the runs, loads their models and logs the tables.
+The options: lm/spec/options.py's HeadsOptions. The knock-out itself is lm/measures/knockout.py; this command finds
+the runs, loads their models and logs the tables.
 """
 import sys
+
+if __name__ == "__main__":  # the options checked before pandas, torch and MLflow load (lm/commands/cli.py)
+    from lm.commands import cli, process
+    process.before_imports(cli.heads_front)
 
 import pandas as pd
 import torch
@@ -14,9 +19,8 @@ from lm.measures.knockout import knockout, windows
 from lm.measures.knockout_summary import head_table, headline
 from lm.spec.knockout_table import TYPES, WINDOWS, Mode, Part
 
-# --- `make heads`: knock-out for runs already in the store ------------------------------------------------
-USAGE = "usage: python -m lm.commands.heads run=RUN_ID | exercise=NAME [quick=true] [force=true] [tracking_uri=URI]"
 
+# --- `make heads`: knock-out for runs already in the store ------------------------------------------------
 def _config(params: dict, cls, prefix: str):
     """One section of a run's config, rebuilt from its flat params (logged as strings) and checked by its schema."""
     from dataclasses import fields
@@ -96,41 +100,32 @@ def show(table: pd.DataFrame, heads: pd.DataFrame | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
+    from lm.commands import cli
     from lm.model.data import DataError
     from lm.spec import exercises
     from lm.spec.errors import ConfigError
     from lm.tracking.store import Store, TrackingError
 
-    opts = {"run": "", "exercise": "", "quick": "false", "force": "false", "tracking_uri": ""}
-    for arg in sys.argv[1:] if argv is None else argv:
-        key, eq, value = arg.partition("=")
-        if not eq or key not in opts:
-            print(f"error: unknown option {arg!r}; {USAGE}", file=sys.stderr)
-            return 2
-        opts[key] = value
-    if bool(opts["run"]) == bool(opts["exercise"]):
-        print(f"error: give one of run= or exercise=; {USAGE}", file=sys.stderr)
-        return 2
-    quick, force = (opts[k].lower() in ("true", "1", "yes") for k in ("quick", "force"))
     try:
-        chosen = exercises.select(opts["exercise"]) if opts["exercise"] else []
-        store = Store(opts["tracking_uri"] or None)
-        if opts["run"]:
+        opts = cli.heads_options(sys.argv[1:] if argv is None else argv)
+        chosen = exercises.select(opts.exercise) if opts.exercise else []
+        store = Store(opts.tracking_uri or None)
+        if opts.run:
             try:
-                store.client.get_run(opts["run"])
+                store.client.get_run(opts.run)
             except Exception:
-                raise ConfigError(f"run={opts['run']!r}: no such run in {store.uri}") from None
+                raise ConfigError(f"run={opts.run!r}: no such run in {store.uri}") from None
     except (ConfigError, TrackingError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if opts["run"]:
+    if opts.run:
         try:
-            table, heads, computed = for_run(store, opts["run"], force)
+            table, heads, computed = for_run(store, opts.run, opts.force)
         except (ValueError, DataError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 1
         intact = float((table["loss"] - table["increase"]).iloc[0])
-        print(f"run {opts['run']}: validation loss {intact:.3f} on the first {WINDOWS} validation windows, and its "
+        print(f"run {opts.run}: validation loss {intact:.3f} on the first {WINDOWS} validation windows, and its "
               f"increase when each head, attention or MLP is knocked out (nats per character)")
         print(show(table, heads))
         if computed:
@@ -138,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"CPU, {torch.get_num_threads()} thread{'s' * (torch.get_num_threads() > 1)})")
         return 0
     for ex in chosen:
-        name = ("quick/" if quick else "") + ex.name
+        name = ("quick/" if opts.quick else "") + ex.name
         exp = store.client.get_experiment_by_name(name)
         runs = [] if exp is None else store.client.search_runs(
             [exp.experiment_id], "attributes.status = 'FINISHED' and tags.variant != ''", max_results=10_000)
@@ -149,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         for run in bar:
             label = run.info.run_name or run.info.run_id
             try:
-                table, _, computed = for_run(store, run.info.run_id, force)
+                table, _, computed = for_run(store, run.info.run_id, opts.force)
             except (ValueError, DataError) as e:
                 bar.write(f"{name} {label}: skipped, {e}")
                 continue
@@ -161,4 +156,5 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 if __name__ == "__main__":
-    sys.exit(main())
+    process.after_imports()  # the collector, off since before_imports
+    process.finish(main())

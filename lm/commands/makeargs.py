@@ -7,7 +7,7 @@ A template word is copied as it is, unless it names a make variable of VARIABLES
     ARGS            the variable's words (ARGS is split into words; any other variable is one word)
     key=PROMPT      key=<value>
     key=[ABLATIONS] key=[<value>]
-    --opt=RESUME    --opt <value>   (two words, for argparse and for lm.commands.train's --resume alike)
+    --opt=RESUME    --opt <value>   (two words, for lm.commands.train's --resume)
 A word whose variable was not given is left out. No shell reads any of it: the program is started with os.execv.
 TINYGPT_MAKEARGS_ECHO=1 prints the argv (as JSON) instead of starting the program: the tests' view of what arrived.
 """

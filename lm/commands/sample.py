@@ -24,19 +24,18 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         opts = cli.sample_options(sys.argv[1:] if argv is None else argv)
-        temperature, length, seed = opts["temperature"], opts["length"], opts["seed"]
         with tempfile.TemporaryDirectory() as tmp:
-            path = opts["checkpoint"]
+            path = opts.checkpoint
             if not path:
                 store = Store()
-                run = opts["run"] or _newest_trained(store)
+                run = opts.run or _newest_trained(store)
                 try:
                     path = store.client.download_artifacts(run, "model.pt", tmp)
                 except Exception:
                     raise ValueError(f"run {run!r} has no model.pt in {store.uri}") from None
             model, meta = checkpoint.load(Path(path))
         stoi = {c: i for i, c in enumerate(meta["chars"])}
-        bad = sorted(set(opts["prompt"]) - stoi.keys())
+        bad = sorted(set(opts.prompt) - stoi.keys())
         if bad:
             raise ValueError(f"prompt characters {''.join(bad)!r} are not in the model's "
                              f"{len(stoi)}-character vocabulary")
@@ -44,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     bos = meta["bos"]
-    prompt = ([bos] if bos is not None else []) + [stoi[c] for c in opts["prompt"]]
-    ids = generate(model, prompt, length, temperature, seed, stop=bos)
-    print(opts["prompt"] + "".join("\n" if i == bos else meta["chars"][i] for i in ids))
+    prompt = ([bos] if bos is not None else []) + [stoi[c] for c in opts.prompt]
+    ids = generate(model, prompt, opts.length, opts.temperature, opts.seed, stop=bos)
+    print(opts.prompt + "".join("\n" if i == bos else meta["chars"][i] for i in ids))
     return 0
 
 def _newest_trained(store) -> str:

@@ -1,6 +1,8 @@
 """`make ui`: MLflow's own UI over the project's store, on this machine only unless told otherwise.
 
-    python -m lm.commands.ui [--host 127.0.0.1] [--port 5000] [any other `mlflow server` option, e.g. --workers 4]
+    python -m lm.commands.ui [host=127.0.0.1] [port=5000] [server=[--workers,4]]   (lm/spec/options.py's UiOptions)
+
+server=[...]: more `mlflow server` options, passed on as they are.
 
 Serves the store training writes to (MLFLOW_TRACKING_URI, else TINYGPT_STORE, else ./mlruns/mlflow.db) with
 `mlflow server`, artifacts included: the runs' files are read where the store keeps them, and experiments made
@@ -8,7 +10,6 @@ through the server keep theirs in the same folder. Checks the port first and pri
 for each exercise two links that open on its runs (lm/tracking/views.py): the runs table with the parent run's per-variant
 means, and the runs grouped by variant in charts. With MLFLOW_TRACKING_URI a server, prints the links into its UI.
 """
-import argparse
 import errno
 import ipaddress
 import os
@@ -17,6 +18,8 @@ import sys
 import urllib.request
 from pathlib import Path
 
+from lm.spec import options
+from lm.spec.errors import ConfigError
 from lm.spec.store_check import resolve_uri
 
 LOOPBACK = "127.0.0.1"
@@ -118,21 +121,21 @@ def print_links(links: list[tuple[str, str, str | None]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lm.commands.ui", description=__doc__.splitlines()[0])
-    parser.add_argument("--host", default=LOOPBACK, help="interface to bind (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", default="5000")
-    args, extra = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    host = args.host.strip() or LOOPBACK
+    try:
+        args = options.parse(options.UiOptions, sys.argv[1:] if argv is None else argv)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    host, extra = args.host.strip() or LOOPBACK, args.server
     uri = resolve_uri()
     if uri.startswith(("http://", "https://")):
         return remote(uri)
     if not uri.startswith(("sqlite:///", "postgresql", "mysql", "mssql")):
         print(f"error: cannot serve the tracking URI {uri!r}; use sqlite:///path/to/mlflow.db", file=sys.stderr)
         return 2
-    if not (args.port.isdigit() and 0 < int(args.port) < 65536):
-        print(f"error: PORT={args.port} is not a port (1-65535)", file=sys.stderr)
+    if not 0 < args.port < 65536:
+        print(f"error: port={args.port} is not a port (1-65535): make ui PORT=5001", file=sys.stderr)
         return 2
-    args.port = int(args.port)
     problem = port_problem(host, args.port)
     if problem:
         print(f"error: {problem}", file=sys.stderr)

@@ -121,6 +121,9 @@ def one_line(e: Exception) -> str:
         group, _, name = m.group(1).rpartition("/")
         options = ", ".join(sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml")))
         return f"{group}={name}: no such option (conf/{group}/ has {options})"
+    m = re.search(r"Error parsing override '([\w.]+)'", text)
+    if m:  # a bare word: Hydra takes key=value only
+        return f"{m.group(1)!r} is not key=value: write {m.group(1)}=true for a switch, or {m.group(1)}=VALUE"
     m = re.search(r"(?:LexerNoViableAltException|mismatched input|no viable alternative).*?: (\S+=.*)", text)
     if m:
         return f"cannot parse the override {m.group(1)!r}; quote a value with spaces or symbols: key='value'"

@@ -26,9 +26,12 @@ def locate(c: DataConfig) -> Path:
         path, where = Path(os.environ["TINYGPT_DATA_DIR"]).expanduser() / c.filename, "$TINYGPT_DATA_DIR"
     else:
         path, where = Path(c.cache_dir).expanduser() / c.filename, None
+    # data.path on a pinned corpus must hold that corpus: a text of one's own is its own data group
+    own = f"; a text of your own is data=text data.path={c.path}" if where == "data.path" and c.pinned else ""
     if not path.is_file():
         if where:
-            raise DataError(f"{c.filename} not found at {path} (from {where}); fix {where} or unset it to download")
+            raise DataError(f"{c.filename} not found at {path} (from {where}); fix {where} or unset it to "
+                            f"download{own}")
         download(c, path)
     digest = sha256(path)
     if digest != c.sha256:
@@ -37,7 +40,7 @@ def locate(c: DataConfig) -> Path:
                             f"{c.sha256[:12]}…): start it again")
         raise DataError(f"{path} has SHA-256 {digest[:12]}…, expected {c.sha256[:12]}…: the file is corrupt or "
                         f"not {c.corpus}; delete it{' (the next run downloads it again)' if not where else ''} "
-                        f"or point data.path at a good copy")
+                        f"or point data.path at a good copy{own}")
     return path
 
 

@@ -1,6 +1,6 @@
 """`make bench`: how fast this machine trains and samples the lessons' model, measured side by side in one run.
 
-    python -m lm.tools.bench [quick] [threads=N] [chunks=N] [only=train,sample,suite,memory,startup,process,report]
+    python -m lm.tools.bench [quick=true] [threads=N] [chunks=N] [only=train,sample,suite,memory,startup,process,report]
 
 Prints one table: the fp32 matmul rate; the model's FLOPs per training step; the step's matmuls and attention
 kernels alone, and the MFU they allow; a plain PyTorch loop against the harness (Lightning, MLflow and the run's
@@ -11,10 +11,16 @@ process over the same steps, with where the harness's extra seconds go; and `mak
 which it reads and leaves as it was (lm/tools/bench_process.py). The plain loop runs in chunks between the harness's own
 chunks of steps (A B A B …, under the same load), each chunk's first step left out; ratios are medians of chunk
 against chunk. The machine's load average is printed with them: other work on the machine slows everything, and two
-OpenMP threads most. `quick` takes one to two minutes, the full bench
-four to five. Runs go to a scratch MLflow store, deleted after.
+OpenMP threads most. `quick=true` takes one to two minutes, the full bench
+four to five. Runs go to a scratch MLflow store, deleted after. The options: lm/spec/options.py's BenchOptions.
 """
 from __future__ import annotations
+
+import sys
+
+if __name__ == "__main__":  # the options checked before torch loads
+    from lm.spec import options
+    options.exit_if_wrong(options.BenchOptions, sys.argv[1:])
 
 import contextlib
 import io
@@ -22,10 +28,8 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-from dataclasses import dataclass
 
 import pytorch_lightning as pl
 import torch
@@ -36,10 +40,11 @@ from lm.model.model import GPT, GPTConfig, train_flops
 from lm.model.sample import generate
 from lm.run import train
 from lm.spec import config
+from lm.spec.options import BenchOptions as Options
+from lm.spec.options import parse as parse_options
 from lm.suite import launchers
 from lm.tools import bench_process
 
-SECTIONS = ("train", "sample", "suite", "memory", "startup", "process", "report")
 # The harness's speed options; each changes only round-off (the bench and tests/speed show by how much). With two
 # threads or more, FAST is the fastest set here; a compiled step is slower split, its kernels holding Python's lock.
 FAST = ["runtime.split_batch=true", "runtime.optimizer_impl=fused"]
@@ -48,37 +53,8 @@ EVERY = ["runtime.split_batch=true", "runtime.optimizer_impl=fused", "runtime.co
 LARGEST = ["model.n_layer=4", "model.n_embd=128"]  # the scaling exercise's biggest variant
 
 
-@dataclass
-class Options:
-    quick: bool = False
-    threads: int = 0
-    chunks: int = 0             # timed chunks of 50 steps per harness run
-    only: tuple[str, ...] = SECTIONS
-
-    def finish(self) -> "Options":
-        self.threads = self.threads or os.cpu_count() or 1
-        self.chunks = self.chunks or (3 if self.quick else 8)
-        return self
-
-    @property
-    def warmup(self) -> int:
-        return 30
-
-
 def parse(argv: list[str]) -> Options:
-    o = Options()
-    for a in argv:
-        key, _, value = a.partition("=")
-        if a == "quick":
-            o.quick = True
-        elif key in ("threads", "chunks") and value.isdigit():
-            setattr(o, key, int(value))
-        elif key == "only" and set(value.split(",")) <= set(SECTIONS):
-            o.only = tuple(value.split(","))
-        else:
-            raise SystemExit(f"usage: python -m lm.tools.bench [quick] [threads=N] [chunks=N] [only={','.join(SECTIONS)}]"
-                             f"\nnot understood: {a!r}")
-    return o.finish()
+    return parse_options(Options, argv).finish()
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """`make gpu-check`: the CUDA path timed and checked against nanoGPT, in one go on a lent GPU (about 8 minutes).
 
-    python -m lm.tools.gpucheck [quick] [runtime.accelerator=cuda|cpu] [only=env,gpu,large,suite,numerics]
+    python -m lm.tools.gpucheck [quick=true] [runtime.accelerator=cuda|cpu] [only=env,gpu,large,suite,numerics]
                           [large_seconds=180]
 
 1. env: nvidia-smi, torch's CUDA version, the matmul rate measured here (TFLOP/s) in the dtype the runs compute
@@ -13,10 +13,17 @@
 5. numerics: the base config for 300 steps in exact fp32 (TF32 off) on the accelerator against the CPU, same seed:
    the validation losses agree within 0.02.
 Prints one Markdown table of the figures and writes it, with the figures as JSON and the report, to $OUT when it is
-set (else to reports/gpu-check/). `quick` runs every step at toy size: with runtime.accelerator=cpu, the whole
+set (else to reports/gpu-check/). `quick=true` runs every step at toy size: with runtime.accelerator=cpu, the whole
 script runs on a machine without a GPU (uncompiled), which is how the tests run it. Runs go to a scratch MLflow store.
+The options: lm/spec/options.py's GpuCheckOptions.
 """
 from __future__ import annotations
+
+import sys
+
+if __name__ == "__main__":  # the options checked before torch loads
+    from lm.spec import options
+    options.exit_if_wrong(options.GpuCheckOptions, sys.argv[1:])
 
 import contextlib
 import io
@@ -25,7 +32,6 @@ import os
 import resource
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -37,10 +43,11 @@ import torch
 from lm.run import devices, train
 from lm.spec import config
 from lm.spec.errors import ConfigError
+from lm.spec.options import GpuCheckOptions
+from lm.spec.options import parse as parse_options
 from lm.tools.bench import train_flops
 from lm.tracking.store import Store
 
-STEPS = ("env", "gpu", "large", "suite", "numerics")
 NUMERICS_TOLERANCE = 0.02   # the issue's: fp32 on CUDA and on the CPU, same seed, 300 steps
 NANOGPT_LARGE = 1.47        # nanoGPT's README, shakespeare-char at 5,000 steps on one GPU
 # Toy size for `quick`: every code path, in seconds on a CPU.
@@ -51,10 +58,11 @@ TOY = ["model.n_layer=1", "model.n_embd=32", "model.n_head=2", "model.block_size
 
 @dataclass
 class Options:
-    quick: bool = False
-    accelerator: str = "cuda"
-    only: tuple[str, ...] = STEPS
-    large_seconds: float = 180.0
+    """The options as the steps read them (GpuCheckOptions, parsed)."""
+    quick: bool
+    accelerator: str
+    only: tuple[str, ...]
+    large_seconds: float
     out: Path = field(default_factory=lambda: Path(os.environ.get("OUT") or "reports/gpu-check"))
 
     def steps(self, full: int, toy: int) -> int:
@@ -62,23 +70,9 @@ class Options:
 
 
 def parse(argv: list[str]) -> Options:
-    o = Options()
-    for a in argv:
-        key, _, value = a.partition("=")
-        if a in ("quick", "quick=true"):
-            o.quick = True
-        elif key == "runtime.accelerator" and value in ("cuda", "cpu"):
-            o.accelerator = value
-        elif key == "only" and value and set(value.split(",")) <= set(STEPS):
-            o.only = tuple(value.split(","))
-        elif key == "large_seconds" and value.replace(".", "", 1).isdigit():
-            o.large_seconds = float(value)
-        else:
-            raise ConfigError(f"{a!r} is not an option; the options are quick, runtime.accelerator=cuda|cpu, "
-                              f"only={','.join(STEPS)}, large_seconds=180")
-    if o.quick and o.large_seconds == Options.large_seconds:
-        o.large_seconds = 3.0
-    return o
+    g = parse_options(GpuCheckOptions, argv)
+    seconds = 3.0 if g.quick and g.large_seconds == GpuCheckOptions.large_seconds else g.large_seconds
+    return Options(g.quick, g.runtime.accelerator.value, tuple(s.value for s in g.only), seconds)
 
 
 class Table:

@@ -188,8 +188,9 @@ def test_an_empty_store_is_one_line(quick_store, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["colour=red"], "unknown option 'colour=red'"),
-    (["quick"], "unknown option 'quick'"),
-    (["quick=maybe"], "quick='maybe': must be true or false"),
+    (["quik=true"], "unknown option 'quik=true': did you mean quick=true?"),
+    (["quick=maybe"], "quick='maybe' is not true or false: quick=true or quick=false"),
+    (["quick=ture"], "quick='ture' is not true or false: did you mean quick=true?"),
     (["ablations=[baseline,nosuch]"], "unknown ablation 'nosuch'"),
 ])
 def test_bad_options_are_one_line(args, message, tmp_path):

@@ -38,10 +38,13 @@ def test_bad_input_is_one_line_and_touches_nothing(overrides, message, store, ca
     assert not store.exists()     # no store, so certainly no run
 
 
-def test_a_corrupt_data_file(corrupt_file, store, capsys):
+def test_a_corrupt_data_file_names_the_fix_for_a_text_of_ones_own(corrupt_file, store, capsys):
+    """data.path on the pinned corpus: a corrupt copy, or a text of one's own given the pinned corpus's group."""
     assert train.main([f"data.path={corrupt_file}"]) == 2
     err = capsys.readouterr().err.strip()
     assert "SHA-256" in err and "\n" not in err and not store.exists()
+    assert "the file is corrupt or not shakespeare" in err
+    assert err.endswith(f"a text of your own is data=text data.path={corrupt_file}")
 
 
 def test_on_the_command_line(store):

@@ -21,12 +21,30 @@ COMMANDS = {
     "suite, an unknown exercise": (["lm.commands.suite", "ablations=[nosuch]"], 2, "error: unknown ablation 'nosuch'"),
     "suite, a bad value in every run": (["lm.commands.suite", "quick=true", "model.block_size=0"], 2,
                                         "model.block_size=0 must be positive"),
+    "suite, a bare switch (Hydra takes key=value)": (["lm.commands.suite", "quick"], 2,
+                                                     "error: 'quick' is not key=value: write quick=true"),
     "suite --cfg": (["lm.commands.suite", "--cfg", "quick=true", "ablations=[heads]"], 0, "quick/heads/h8/seed1"),
     "sample, a run that does not exist": (["lm.commands.sample", "run=deadbeef"], 2, "run 'deadbeef' has no model.pt"),
     "sample, temperature 0": (["lm.commands.sample", "temperature=0"], 2, "must be above 0"),
     "report, an unknown exercise": (["analysis.report", "ablations=[nosuch]"], 2, "unknown ablation 'nosuch'"),
     "report, no store": (["analysis.report"], 1, "no MLflow store at"),
-    "ui, a bad port": (["lm.commands.ui", "--port", "99999"], 2, "is not a port"),
+    "ui, a bad port": (["lm.commands.ui", "port=99999"], 2, "port=99999 is not a port (1-65535): make ui PORT=5001"),
+    "ui, the old --port flag": (["lm.commands.ui", "--port", "5001"], 2, "options are key=value: port=5001"),
+    # one parser for every command's key=value options (lm/spec/options.py): a misspelt key, a value of the wrong
+    # type, each named with its fix
+    "heads, a misspelt true": (["lm.commands.heads", "run=x", "force=ture"], 2,
+                               "error: force='ture' is not true or false: did you mean force=true?"),
+    "heads, neither run nor exercise": (["lm.commands.heads", "quick=true"], 2, "give one of run=RUN_ID"),
+    "heads, an unknown exercise": (["lm.commands.heads", "exercise=nosuch"], 2, "unknown ablation 'nosuch'"),
+    "report, a misspelt key": (["analysis.report", "quik=true"], 2,
+                               "error: unknown option 'quik=true': did you mean quick=true?"),
+    "report, a misspelt true": (["analysis.report", "quick=ture"], 2, "did you mean quick=true?"),
+    "bench, a misspelt key": (["lm.tools.bench", "quik=true"], 2,
+                              "error: unknown option 'quik=true': did you mean quick=true?"),
+    "bench, a misspelt true": (["lm.tools.bench", "quick=ture"], 2, "did you mean quick=true?"),
+    "bench, an unknown section": (["lm.tools.bench", "only=startup,nosuch"], 2, "'nosuch' is not one of train,"),
+    "gpu-check, a misspelt switch": (["lm.tools.gpucheck", "quik"], 2, "did you mean quick=true?"),
+    "sample, a number that is not": (["lm.commands.sample", "length=many"], 2, "length='many' is not a whole number"),
 }
 
 
@@ -39,6 +57,7 @@ def test_a_command_answers_before_its_heavy_imports(argv, code, message, tmp_pat
     imported = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*([\w.]+)$", p.stderr, re.M))
     said = "\n".join(ln for ln in p.stderr.splitlines() if not ln.startswith("import time:")) + p.stdout
     assert p.returncode == code and message in said, said[-2000:]
+    assert code == 0 or len([ln for ln in said.splitlines() if ln.strip()]) == 1, said[-2000:]
     assert not {m.split(".")[0] for m in imported} & set(HEAVY)
     assert not (tmp_path / "mlruns").exists()
 
@@ -72,9 +91,12 @@ def test_the_collector_is_off_through_a_commands_heavy_imports_and_back_on_froze
 
 def test_every_command_that_turns_the_collector_off_turns_it_back_on_before_its_work():
     """before_imports at a command's top, after_imports in its closing `__main__` block, past every import."""
-    for path in sorted([*(ROOT / "lm").glob("*.py"), *(ROOT / "analysis").glob("*.py")]):
+    checked = []
+    for path in sorted([*(ROOT / "lm").rglob("*.py"), *(ROOT / "analysis").rglob("*.py")]):
         source = path.read_text()
-        if "process.before_imports(" not in source or path.name == "cli.py":
+        if "process.before_imports(" not in source or path.name == "process.py":
             continue
+        checked.append(path.stem)
         closing = source.rsplit('if __name__ == "__main__":', 1)[1]
         assert "process.after_imports()" in closing and closing.index("after_imports") < closing.index("main("), path
+    assert {"train", "sample", "heads", "report"} <= set(checked)

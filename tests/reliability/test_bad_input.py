@@ -1,4 +1,5 @@
-"""Bad input, every kind in one list, through the commands a user types (`python -m lm.commands.suite`, `python -m lm.commands.train`):
+"""Bad input, every kind in one list, through the commands a user types (`python -m lm.commands.suite`,
+`python -m lm.commands.train`, and the key=value options of heads, report and bench):
 exit status 2, one line on stderr starting `error:`, nothing on stdout, no work started, no run created and the
 store untouched, down to its files' modification times."""
 import os
@@ -59,6 +60,8 @@ CASES = {
     # the data
     "data file corrupt": ("suite", [*QUICK, "overrides=['data.path={corrupt}']"], {}, "SHA-256"),
     "data file truncated": ("train", ["data.path={truncated}"], {}, "the file is corrupt"),
+    "a text of one's own on the pinned corpus": ("train", ["data.path={truncated}"], {},
+                                                 "a text of your own is data=text data.path="),
     "data file with the wrong hash": ("train", ["data.sha256=" + "0" * 64], {}, "expected 000000000000"),
     "data file missing, no network": ("train", ["data.cache_dir={tmp}/cache"],
                                       {"TINYGPT_DATA_DIR": None, "https_proxy": "http://127.0.0.1:9",
@@ -96,7 +99,16 @@ CASES = {
     "python -m lm.commands.suite, unknown ablation": ("suite-cli", ["ablations=[nosuch]"], {}, "unknown ablation 'nosuch'"),
     "python -m lm.commands.train, checkpoint from a different config": (
         "train-cli", [*harness.TINY, "model.n_head=8", "--resume", "{killed}"], {}, "another config"),
+    # every other command's key=value options, through one parser (lm/spec/options.py)
+    "make heads force=ture": ("heads-cli", ["exercise=baseline", "force=ture"], {}, "did you mean force=true?"),
+    "make heads quik=true": ("heads-cli", ["exercise=baseline", "quik=true"], {}, "did you mean quick=true?"),
+    "make report quik=true": ("report-cli", ["quik=true"], {}, "did you mean quick=true?"),
+    "make report quick=ture": ("report-cli", ["quick=ture"], {}, "did you mean quick=true?"),
+    "make bench quik=true": ("bench-cli", ["quik=true"], {}, "did you mean quick=true?"),
+    "make bench threads=two": ("bench-cli", ["threads=two"], {}, "threads='two' is not a whole number"),
 }
+CLI = {"suite-cli": "lm.commands.suite", "train-cli": "lm.commands.train", "heads-cli": "lm.commands.heads",
+       "report-cli": "analysis.report", "bench-cli": "lm.tools.bench"}
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +141,7 @@ def test_bad_input_is_refused_clearly_before_any_work(case, killed, tmp_path, mo
         e = harness.env(store)
         for k, v in environment.items():
             e.pop(k, None) if v is None else e.__setitem__(k, v)
-        p = subprocess.run([sys.executable, "-m", f"lm.commands.{command[:-4]}", *args], cwd=harness.ROOT, env=e,
+        p = subprocess.run([sys.executable, "-m", CLI[command], *args], cwd=harness.ROOT, env=e,
                            capture_output=True, text=True, timeout=300)
         rc, out, err = p.returncode, p.stdout, p.stderr
     else:

@@ -25,8 +25,8 @@ TARGETS = {
     "PROMPT": ("sample", lambda v: [f"prompt={v}"]),
     "RUN": ("sample", lambda v: [f"run={v}"]),
     "RESUME": ("train", lambda v: ["--resume", v]),
-    "HOST": ("ui", lambda v: ["--host", v, "--port", "5000"]),
-    "PORT": ("ui", lambda v: ["--host", "127.0.0.1", "--port", v]),
+    "HOST": ("ui", lambda v: [f"host={v}", "port=5000"]),
+    "PORT": ("ui", lambda v: ["host=127.0.0.1", f"port={v}"]),
     "ABLATIONS": ("ablations", lambda v: [f"ablations=[{v}]"]),
     "SEEDS": ("ablations", lambda v: [f"seeds={v}"]),
     "ARGS": ("train", str.split),  # none of the values that arrive has quotes in it

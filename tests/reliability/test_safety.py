@@ -128,7 +128,7 @@ def test_the_ui_listens_on_this_machine_only_by_default(local, monkeypatch):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    ui.main(["--port", str(port)])
+    ui.main([f"port={port}"])
     (cmd,) = started
     assert cmd[cmd.index("--host") + 1] == "127.0.0.1"
     harness.record("safety", ui_default_host=cmd[cmd.index("--host") + 1])

@@ -33,7 +33,7 @@ class Server:
         env["TINYGPT_STORE"] = str(store)
         self.log = log
         with open(log, "wb") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "lm.commands.ui", "--port", str(self.port)], cwd=ROOT, env=env,
+            self.proc = subprocess.Popen([sys.executable, "-m", "lm.commands.ui", f"port={self.port}"], cwd=ROOT, env=env,
                                          stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait(self, timeout: float = 180) -> None:

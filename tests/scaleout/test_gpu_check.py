@@ -21,7 +21,7 @@ def make_gpu_check(args: str, out) -> subprocess.CompletedProcess:
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is here: run `make gpu-check` itself")
 def test_make_gpu_check_on_the_cpu_runs_every_step_at_toy_size_into_one_table(tmp_path):
-    p = make_gpu_check("quick runtime.accelerator=cpu", tmp_path)
+    p = make_gpu_check("quick=true runtime.accelerator=cpu", tmp_path)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     table = (tmp_path / "gpu-check.md").read_text()
     rows = [line.split(" | ")[0].strip("| ") for line in table.splitlines()[2:]]
@@ -48,7 +48,12 @@ def test_asking_for_cuda_without_a_gpu_is_one_line(tmp_path, capsys):
     assert err.startswith("error: runtime.accelerator=cuda, but this machine has no CUDA GPU") and err.count("\n") == 1
 
 
-def test_an_unknown_option_is_one_line(capsys):
-    assert gpucheck.main(["only=env,nosuch"]) == 2
+@pytest.mark.parametrize("args, message", [
+    (["only=env,nosuch"], "only='env,nosuch': 'nosuch' is not one of env, gpu, large, suite, numerics"),
+    (["quik"], "unknown option 'quik': did you mean quick=true?"),
+    (["runtime.accelerator=tpu"], "runtime.accelerator='tpu': 'tpu' is not one of cuda, cpu"),
+])
+def test_an_unknown_option_or_value_is_one_line(args, message, capsys):
+    assert gpucheck.main(args) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: 'only=env,nosuch' is not an option; the options are quick") and err.count("\n") == 1
+    assert err.startswith(f"error: {message}") and err.count("\n") == 1

@@ -128,7 +128,7 @@ def test_make_ui_on_a_port_in_use_says_so_in_one_line(server, capsys, monkeypatc
     monkeypatch.delenv("MLFLOW_TRACKING_URI")
     monkeypatch.setenv("TINYGPT_STORE", str(server.store))   # the same store, a second time
     monkeypatch.setattr("os.execv", lambda *a: pytest.fail("a second server was started"))
-    assert ui.main(["--port", str(server.port)]) == 2
+    assert ui.main([f"port={server.port}"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and f"port {server.port} on 127.0.0.1 is already in use" in err
     assert "an MLflow server is already answering there" in err and f"PORT={server.port + 1}" in err

@@ -25,7 +25,7 @@ def test_it_binds_loopback_and_serves_the_artifacts(started, tmp_path, monkeypat
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     monkeypatch.setenv("TINYGPT_STORE", str(tmp_path / "store"))
     port = free_port()
-    assert ui.main(["--port", str(port)]) == 0
+    assert ui.main([f"port={port}"]) == 0
     (cmd,) = started
     assert cmd[1:3] == ["server", "--backend-store-uri"] and cmd[3] == f"sqlite:///{tmp_path}/store/mlflow.db"
     assert cmd[cmd.index("--host") + 1] == "127.0.0.1" and cmd[cmd.index("--port") + 1] == str(port)
@@ -35,18 +35,19 @@ def test_it_binds_loopback_and_serves_the_artifacts(started, tmp_path, monkeypat
     assert f"open http://127.0.0.1:{port}" in out and "warning" not in err
 
 
-def test_other_mlflow_options_pass_through(started, tmp_path, monkeypatch):
+def test_other_mlflow_options_pass_through_as_the_server_list(started, tmp_path, monkeypatch):
     monkeypatch.setenv("TINYGPT_STORE", str(tmp_path))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    assert ui.main(["--port", str(free_port()), "--workers", "3"]) == 0
-    assert started[0][-2:] == ["--workers", "3"] and started[0].count("--workers") == 1
+    assert ui.main([f"port={free_port()}", "server=[--workers,3,--allowed-hosts,'a.internal,a.internal:5000']"]) == 0
+    assert started[0][-4:] == ["--workers", "3", "--allowed-hosts", "a.internal,a.internal:5000"]
+    assert started[0].count("--workers") == 1
 
 
 def test_serving_beyond_this_machine_warns(started, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TINYGPT_STORE", str(tmp_path))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     port = free_port()
-    assert ui.main(["--host", "0.0.0.0", "--port", str(port)]) == 0
+    assert ui.main(["host=0.0.0.0", f"port={port}"]) == 0
     assert started[0][started[0].index("--host") + 1] == "0.0.0.0"
     err = capsys.readouterr().err
     assert "warning: serving on 0.0.0.0, beyond this machine" in err and "no login" in err
@@ -59,7 +60,7 @@ def test_a_port_in_use_is_one_line(started, tmp_path, monkeypatch, capsys):
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        assert ui.main(["--port", str(port)]) == 2
+        assert ui.main([f"port={port}"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == (f"error: port {port} on 127.0.0.1 is already in use: something else is using it; "
                    f"choose another: make ui PORT={port + 1}")
@@ -67,9 +68,11 @@ def test_a_port_in_use_is_one_line(started, tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("args,env,message", [
-    (["--port", "70000"], {}, "PORT=70000 is not a port"),
-    (["--port", "http"], {}, "PORT=http is not a port"),
-    (["--host", "no-such-host.invalid"], {}, "cannot serve on 'no-such-host.invalid'"),
+    (["port=70000"], {}, "port=70000 is not a port (1-65535): make ui PORT=5001"),
+    (["port=http"], {}, "port='http' is not a whole number"),
+    (["host=no-such-host.invalid"], {}, "cannot serve on 'no-such-host.invalid'"),
+    (["--port", "5001"], {}, "unknown option '--port': options are key=value: port=5001"),
+    (["--workers", "4"], {}, "server=[...] passes options on: server=[--workers,4]"),
     ([], {"MLFLOW_TRACKING_URI": "http://127.0.0.1:9"}, "is the MLflow server http://127.0.0.1:9, which serves"),
 ])
 def test_bad_input_is_one_line(args, env, message, started, tmp_path, monkeypatch, capsys):
@@ -88,4 +91,4 @@ def test_make_ui_passes_host_and_port():
     env["TINYGPT_MAKEARGS_ECHO"] = "1"
     out = subprocess.run(["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}", "ui", "PORT=5123"],
                          cwd=ROOT, env=env, capture_output=True, text=True).stdout
-    assert json.loads(out) == ["--host", "127.0.0.1", "--port", "5123"]
+    assert json.loads(out) == ["host=127.0.0.1", "port=5123"]

@@ -85,7 +85,7 @@ def test_make_ui_prints_each_exercises_runs_link(heads, monkeypatch, capsys):
     monkeypatch.setattr("os.execv", lambda *a: None)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{srv.store / 'mlflow.db'}")   # this store, whatever ran before
     port = free_port()
-    assert ui.main(["--port", str(port)]) == 0
+    assert ui.main([f"port={port}"]) == 0
     out = capsys.readouterr().out
     exp = MlflowClient(f"sqlite:///{srv.store / 'mlflow.db'}").get_experiment_by_name("quick/heads")
     assert f"quick/heads  http://127.0.0.1:{port}/#/experiments/{exp.experiment_id}/runs?workflowType=" \

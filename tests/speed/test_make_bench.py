@@ -5,20 +5,20 @@ from tests.conftest import MAKE, ROOT, user_env
 
 
 def test_make_bench_quick_prints_the_sampling_and_start_up_rows_with_their_targets():
-    p = subprocess.run([*MAKE, "bench", "ARGS=quick only=sample,startup"], cwd=ROOT, env=user_env(),
+    p = subprocess.run([*MAKE, "bench", "ARGS=quick=true only=sample,startup"], cwd=ROOT, env=user_env(),
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     rows = {line.strip().split("  ")[0]: line for line in p.stdout.splitlines() if line.startswith("  ")}
     assert "target ≤ 0.25 s" in rows["KV cache"] and "same characters: True" in rows["speed-up"]
     assert "target ≤ 1.5 s" in rows["python -m lm.commands.train model.n_head=0 (a bad value)"]
     assert "target ≤ 2.0 s" in rows["python -m lm.commands.train --cfg"]
-    assert p.stdout.splitlines()[0].startswith("python -m lm.tools.bench quick only=sample,startup: ")
+    assert p.stdout.splitlines()[0].startswith("python -m lm.tools.bench quick=true only=sample,startup: ")
 
 
 def test_make_bench_only_report_times_the_report_on_the_store_make_report_reads(quick_store):
     env = user_env({"TINYGPT_STORE": str(quick_store)})
     env.pop("MLFLOW_TRACKING_URI", None)
-    p = subprocess.run([*MAKE, "bench", "ARGS=quick only=report"], cwd=ROOT, env=env, capture_output=True, text=True,
+    p = subprocess.run([*MAKE, "bench", "ARGS=quick=true only=report"], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     rows = {line.strip().split("  ")[0]: line for line in p.stdout.splitlines() if line.startswith("  ")}

@@ -1,0 +1,274 @@
+"""Every command's options, in one form: `key=value` words, parsed by OmegaConf against the command's dataclass.
+
+    make sample ARGS="temperature=0.5"   make heads ARGS="quick=true force=true"   make bench ARGS="quick=true"
+    make ui PORT=5001 ARGS="server=[--workers,4]"   make gpu-check ARGS="quick=true runtime.accelerator=cpu"
+
+A value is converted by its field's type (true/false, a whole number, a number, one of an Enum's values, a list
+as [a,b] as Hydra reads it, or a,b); a text field takes the rest of the word verbatim (a prompt may hold =, commas
+and quotes). One alias: a bare switch is the switch on, `quick` is `quick=true`. An unknown key, a value of the
+wrong type or a --flag is one ConfigError that names the fix, raised before any heavy import: this module imports
+OmegaConf only (and Hydra's override parser for a [list]).
+`make train`, `make sweep` and `make ablations` take the same key=value form through Hydra, against conf/.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import sys
+import types
+import typing
+from enum import Enum
+from typing import TypeVar
+
+from omegaconf import OmegaConf
+from omegaconf.errors import ValidationError
+
+from lm.spec.errors import ConfigError
+
+T = TypeVar("T")
+
+
+# --- the parser ---------------------------------------------------------------------------------------------------
+def fields(schema: type) -> dict[str, object]:
+    """Every option of a schema by its dotted key (runtime.accelerator), with its type."""
+    out = {}
+    for f in dataclasses.fields(schema):
+        kind = typing.get_type_hints(schema)[f.name]
+        if dataclasses.is_dataclass(kind):
+            out.update({f"{f.name}.{k}": v for k, v in fields(kind).items()})
+        else:
+            out[f.name] = kind
+    return out
+
+
+def _optional(kind) -> tuple[object, bool]:
+    """`str | None` -> (str, True); any other type -> (it, False)."""
+    args = typing.get_args(kind)
+    if isinstance(kind, types.UnionType) and type(None) in args:
+        return next(a for a in args if a is not type(None)), True
+    return kind, False
+
+
+def _listed(kind) -> str:
+    """The options' forms, for a message: quick=true|false, only=[train,sample,...], threads=N."""
+    base, _ = _optional(kind)
+    item = (typing.get_args(base) or [None])[0]
+    if base is bool:
+        return "true|false"
+    if typing.get_origin(base) is list:
+        return "[" + (",".join(e.value for e in item) if isinstance(item, type) and issubclass(item, Enum)
+                      else "...") + "]"
+    if isinstance(base, type) and issubclass(base, Enum):
+        return "|".join(e.value for e in base)
+    return {int: "N", float: "X", str: "TEXT"}.get(base, "...")
+
+
+def _unknown(word: str, key: str, value: str | None, schema: type, known: dict[str, object]) -> str:
+    """A word that names no option, with the fix: the option written out, the nearest name, or the list of options
+    a command passes on (`mlflow server`'s --workers 4 as server=[--workers,4])."""
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    if value is None and close and known[close[0]] is bool:
+        value = "true"  # a bare switch, misspelt
+    on = [f.name for f in dataclasses.fields(schema) if f.metadata.get("passed_on")]
+    if word.startswith("-") and key in known:
+        fix = f"options are key=value: {key}={value if value is not None else _listed(known[key])}"
+    elif word.startswith("-") and on:
+        fix = f"{on[0]}=[...] passes options on: {on[0]}=[{word}{',' + value if value is not None else ''}]"
+    elif close:
+        fix = f"did you mean {close[0]}={value if value is not None else _listed(known[close[0]])}?"
+    else:
+        fix = "options are key=value"
+    return f"unknown option {word!r}: {fix} (the options are {usage(known)})"
+
+
+def usage(known: dict[str, object]) -> str:
+    return ", ".join(f"{k}={_listed(v)}" for k, v in known.items())
+
+
+def _wrong(key: str, value: str, kind) -> str:
+    """A value its option's type cannot take, and the fix."""
+    base, _ = _optional(kind)
+    if typing.get_origin(base) is list:
+        base = typing.get_args(base)[0]
+    if isinstance(base, type) and issubclass(base, Enum):
+        names = [e.value for e in base]
+        bad = next((v for v in _value(list[str], value) if v.lower() not in names), value)
+        return f"{key}={value!r}: {bad!r} is not one of {', '.join(names)}"
+    if base is bool:
+        close = difflib.get_close_matches(value.lower(), ["true", "false"], n=1, cutoff=0.5)
+        fix = f"did you mean {key}={close[0]}?" if close else f"{key}=true or {key}=false"
+        return f"{key}={value!r} is not true or false: {fix}"
+    what = {int: "a whole number", float: "a number"}.get(base, base.__name__)
+    return f"{key}={value!r} is not {what}: {key}={_listed(kind)}"
+
+
+def _value(kind, value: str):
+    """The word's value as OmegaConf takes it for the field: a list split, an Enum's value as its member's name."""
+    base, optional = _optional(kind)
+    if optional and value in ("", "null", "None"):
+        return None
+    if typing.get_origin(base) is list:
+        item = typing.get_args(base)[0]
+        return [_value(item, v) for v in _items(value)]
+    if isinstance(base, type) and issubclass(base, Enum):
+        return next((e.name for e in base if e.value == value.lower()), value)
+    return value
+
+
+def _items(value: str) -> list[str]:
+    """A list's items: [a,b] read by Hydra's override parser (an item with a comma quoted: [a,'b,c']), or a,b."""
+    if not value.startswith("["):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        items = OverridesParser.create().parse_override(f"list={value}").value()
+    except HydraException:
+        raise ConfigError(f"cannot read the list {value!r}: [a,b], an item with a comma or a symbol quoted: "
+                          f"[a,'b,c']") from None
+    return [str(v) for v in items]
+
+
+def parse(schema: type[T], argv: typing.Iterable[str]) -> T:
+    """argv's key=value words as the schema's dataclass; a word that names no option, or a value its field's type
+    cannot take, is a one-line ConfigError naming the fix."""
+    known = fields(schema)
+    cfg = OmegaConf.structured(schema)
+    texts = {}
+    words = list(argv)
+    for i, word in enumerate(words):
+        key, eq, value = word.partition("=")
+        key = key.lstrip("-") if word.startswith("-") else key
+        if word.startswith("-") or key not in known:
+            after = value if eq else (words[i + 1] if i + 1 < len(words) and "=" not in words[i + 1] else None)
+            raise ConfigError(_unknown(word, key, after, schema, known))
+        kind = known[key]
+        if not eq:
+            if kind is not bool:
+                raise ConfigError(f"{key} needs a value: {key}={_listed(kind)}")
+            value = "true"  # the alias: a bare switch is the switch on
+        base, optional = _optional(kind)
+        if base is str:  # text, verbatim: OmegaConf would read ${...} in it
+            texts[key] = None if optional and value in ("", "null", "None") else value
+            continue
+        try:
+            OmegaConf.update(cfg, key, _value(kind, value), merge=False)
+        except ValidationError:
+            raise ConfigError(_wrong(key, value, kind)) from None
+    out = OmegaConf.to_object(cfg)
+    for key, value in texts.items():
+        *path, name = key.split(".")
+        target = out
+        for part in path:
+            target = getattr(target, part)
+        setattr(target, name, value)
+    return out
+
+
+def exit_if_wrong(schema: type, argv: list[str]) -> None:
+    """A tool's options checked before it imports torch: one line and exit status 2 if they are wrong."""
+    try:
+        parse(schema, argv)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+
+
+# --- the commands' options ----------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class SampleOptions:
+    """`make sample`: a trained run's (or a checkpoint file's) text."""
+    run: str = ""
+    checkpoint: str = ""
+    prompt: str = "\n"          # \n, \t and \\ are unescaped
+    temperature: float = 0.8
+    length: int = 400
+    seed: int = 1
+
+
+@dataclasses.dataclass
+class HeadsOptions:
+    """`make heads`: knock-out of every head of one run, or of an exercise's finished runs."""
+    run: str = ""
+    exercise: str = ""
+    quick: bool = False
+    force: bool = False         # compute the knock-out again, though the run has one
+    tracking_uri: str = ""
+
+
+@dataclasses.dataclass
+class ReportOptions:
+    """`make report` and `make export` (analysis/options.py checks them)."""
+    quick: bool = False
+    ablations: str = "all"      # all, or names separated by commas: heads,nomask or [heads,nomask]
+    out: str = "reports"
+    log: bool = True
+    tracking_uri: str | None = None
+
+
+class Section(str, Enum):
+    """A section of `make bench`."""
+    TRAIN = "train"
+    SAMPLE = "sample"
+    SUITE = "suite"
+    MEMORY = "memory"
+    STARTUP = "startup"
+    PROCESS = "process"
+    REPORT = "report"
+
+
+@dataclasses.dataclass
+class BenchOptions:
+    """`make bench`."""
+    quick: bool = False
+    threads: int = 0            # 0: every core
+    chunks: int = 0             # timed chunks of 50 steps per harness run; 0: 3 with quick, else 8
+    only: list[Section] = dataclasses.field(default_factory=lambda: list(Section))
+
+    def finish(self) -> BenchOptions:
+        self.threads = self.threads or os.cpu_count() or 1
+        self.chunks = self.chunks or (3 if self.quick else 8)
+        return self
+
+    @property
+    def warmup(self) -> int:
+        return 30
+
+
+class Step(str, Enum):
+    """A step of `make gpu-check`."""
+    ENV = "env"
+    GPU = "gpu"
+    LARGE = "large"
+    SUITE = "suite"
+    NUMERICS = "numerics"
+
+
+class Accelerator(str, Enum):
+    CUDA = "cuda"
+    CPU = "cpu"
+
+
+@dataclasses.dataclass
+class GpuCheckRuntime:
+    accelerator: Accelerator = Accelerator.CUDA
+
+
+@dataclasses.dataclass
+class GpuCheckOptions:
+    """`make gpu-check`."""
+    quick: bool = False
+    runtime: GpuCheckRuntime = dataclasses.field(default_factory=GpuCheckRuntime)
+    only: list[Step] = dataclasses.field(default_factory=lambda: list(Step))
+    large_seconds: float = 180.0
+
+
+@dataclasses.dataclass
+class UiOptions:
+    """`make ui` (the Makefile's HOST and PORT are host= and port=)."""
+    host: str = "127.0.0.1"
+    port: int = 5000
+    # more `mlflow server` options, passed on: server=[--workers,4]
+    server: list[str] = dataclasses.field(default_factory=list, metadata={"passed_on": True})

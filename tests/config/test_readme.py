@@ -73,9 +73,9 @@ COMMANDS = {
         "tests/scaleout/test_submitit_launcher.py::test_each_run_is_a_submitit_job",),
     "make gpu-check": (
         "tests/scaleout/test_gpu_check.py::test_make_gpu_check_on_the_cpu_runs_every_step_at_toy_size_into_one_table",),
-    'make gpu-check ARGS="quick runtime.accelerator=cpu"': (
+    'make gpu-check ARGS="quick=true runtime.accelerator=cpu"': (
         "tests/scaleout/test_gpu_check.py::test_make_gpu_check_on_the_cpu_runs_every_step_at_toy_size_into_one_table",),
-    'make bench ARGS="quick only=sample,startup"': (
+    'make bench ARGS="quick=true only=sample,startup"': (
         "tests/speed/test_make_bench.py::test_make_bench_quick_prints_the_sampling_and_start_up_rows_with_their_targets",),
 }
 # Blocks that hold no command lines: files (run by their own tests: wider.yaml, the notebook) and printed output.

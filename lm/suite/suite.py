@@ -205,9 +205,9 @@ def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str) -> dict[
 
 def open_run(store, job: Job) -> str:
     """The job's child run, created now if it has none: as it starts, not when the suite does, because MLflow's
-    Duration is a run's end time less its creation time (a run created with the suite counted the queue before it:
-    30 min for a 46 s run). Created in the suite's process, under its lock, so a kill leaves it RUNNING for the next
-    suite to find by its config hash, mark KILLED and train again in place."""
+    Duration is a run's end time less its creation time (created with the suite, quick runs that trained 1-10 s
+    showed a median of 122 s: docs/ui.md). Created in the suite's process, under its lock, so a kill leaves it
+    RUNNING for the next suite to find by its config hash, mark KILLED and train again in place."""
     if job.run_id is None:
         job.run_id = store.create_run(job.experiment, job.spec.name, {
             "ablation": job.spec.exercise, "variant": job.spec.variant, "seed": job.spec.seed,

@@ -1,5 +1,6 @@
 """A person's look at MLflow's UI as `make ui` serves it: each page in headless Chromium (Debian's, driven by
 Playwright) on a fresh profile, as a new user opens it, and what they would see there checked."""
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -24,9 +25,11 @@ class Seen:
     assistant: bool     # the assistant panel is open
 
 
-def look(url: str, ready: str, picture: str | None = None, click: str | None = None) -> Seen:
-    """Opens url in a fresh profile (no cookies, no local storage), clicks the link named `click` if given, waits
-    for the page (`ready`: a selector on it), and returns what is on the screen; saves it as PICTURES/picture."""
+def look(url: str, ready: str, picture: str | None = None, click: str | None = None,
+         storage: dict[str, str] | None = None) -> Seen:
+    """Opens url in a fresh profile (no cookies, no local storage but `storage`), clicks the link named `click` if
+    given, waits for the page (`ready`: a selector on it), and returns what is on the screen; saves it as
+    PICTURES/picture."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
     exe = chromium()
     with sync_api.sync_playwright() as p:
@@ -34,6 +37,8 @@ def look(url: str, ready: str, picture: str | None = None, click: str | None = N
                                                                "--disable-dev-shm-usage", "--no-first-run"])
         try:
             page = browser.new_context(viewport={"width": 1500, "height": 1000}).new_page()
+            for key, value in (storage or {}).items():
+                page.add_init_script(f"localStorage.setItem({json.dumps(key)}, {json.dumps(value)})")
             page.goto(url)
             if click:
                 page.get_by_role("link", name=click, exact=True).first.click(timeout=60_000)

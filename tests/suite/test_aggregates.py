@@ -26,8 +26,9 @@ def test_a_count_reads_in_full_and_a_loss_in_four_digits():
     assert aggregates.number(103456.0) == "103,456" and aggregates.number(1.52349) == "1.523"
 
 
-def test_the_headline_metrics_are_the_losses_and_what_the_claims_read():
+def test_the_headline_metrics_are_the_losses_what_the_claims_read_and_what_the_ui_charts():
     ex = exercises.load_all()
-    assert aggregates.headline(ex["heads"]) == ["val_loss", "val_perplexity"]
+    assert aggregates.headline(ex["heads"]) == ["val_loss", "val_perplexity",   # then its ui: block's final values
+                                                "knockout_head_max", "knockout_b1_attn", "knockout_b2_attn"]
     assert {"n_params", "predicted_params", "predicted_score_array_size"} <= set(aggregates.headline(ex["scaling"]))
     assert "word_validity" in aggregates.headline(ex["temperature"])

@@ -256,6 +256,7 @@ def knockout(tables: dict[str, pd.DataFrame], title: str):
                        aspect="auto")
         ax.set_yticks(range(len(blocks)), [f"block {b}" for b in blocks])
         ax.set_xticks([])
+        ax.set_xlabel("head types matched across seeds (not head indices)", fontsize=8)
         ax.set_title(variant, fontsize=11)
         ax.grid(False)
         fig.colorbar(im, ax=ax, label="loss increase", shrink=0.9)

@@ -94,7 +94,9 @@ def section(doc: Doc, runs: dict[str, ExerciseRuns], heads: dict[str, pd.DataFra
           f"character; each block's whole attention and MLP are knocked out too, for scale. Heads are matched across "
           f"seeds by type, their strongest statistic (previous, two back, itself, duplicate, induction, word start), "
           f"ranked within a block when a type repeats (#2); the interval is a 95% t-interval over the seeds that "
-          f"have the head. `make heads RUN=<run id>` prints one run's table.")
+          f"have the head. A heatmap's cells are these matched heads, not head indices: where the seeds' heads differ "
+          f"in type, a block shows more cells than it has heads. make heads RUN=<run id> prints one run's table, by "
+          f"head index.")
     exercises_done = 0
     for name, er in runs.items():
         if er.exercise.init_from:
@@ -111,13 +113,14 @@ def section(doc: Doc, runs: dict[str, ExerciseRuns], heads: dict[str, pd.DataFra
         doc.h(3, f"{er.exercise.title} ({name})")
         doc.figure(f"{name}_knockout", plot("knockout", tables, f"{er.exercise.title}: loss increase per head"),
                    "Increase in validation loss when each head is replaced by its mean, mean over seeds; each "
-                   "panel is a variant, each row a block, each cell a head labelled with its type.")
+                   "panel is a variant, each row a block, each cell a head type matched across seeds (labelled with its "
+                   "type and rank), so a block can have more cells than heads.")
         doc.table(pd.concat([t.assign(variant=v) for v, t in tables.items()], ignore_index=True)
                   [["variant", "block", "head (matched by type)", "heads, per seed", "seeds", "type score",
                     "knock-out, mean ablation (95% CI)", "zero ablation"]])
     if not exercises_done:
         doc.p("Not run: no finished run in this store has a knockout.csv (runs from before knock-out was logged "
-              "get one with `make heads EXERCISE=<exercise>`).")
+              "get one with make heads EXERCISE=<exercise>).")
         return
     doc.h(3, "What the lessons imply about them")
     doc.table(pd.DataFrame(lesson_claims(runs)))

@@ -26,7 +26,7 @@ from lm.suite.suite import (
     plan,
     summarise,
 )
-from lm.tracking import aggregates
+from lm.tracking import aggregates, views
 
 
 def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, files: dict[str, str] | None = None,
@@ -88,14 +88,16 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
                     finished = dispatch(jobs, launcher, bar, store)
                 finally:
                     launcher.shutdown(cancel=not finished)
-        for job in jobs:  # created RUNNING, never started (skipped, or the suite was stopped): none is left RUNNING
+        for job in jobs:  # created RUNNING, never started (skipped, or interrupted on its way): none is left RUNNING
             if job.run_id and job.state in (State.PENDING, State.SKIPPED):
                 store.end_run(job.run_id, "KILLED" if job.state == State.PENDING else "FAILED",
                               job.result.get("reason") or "not started: the suite was interrupted")
         means = {}
-        for ex in chosen:  # each variant's mean, std and seed count, on the exercise's parent run
+        for ex in chosen:  # each variant's mean, std and seed count, on the exercise's parent run; the views' ranges
             name = f"{'quick/' if s.quick else ''}{ex.name}"
             means[name] = aggregates.refresh(store, parents[name], ex)
+            exp_id = store.client.get_run(parents[name]).info.experiment_id
+            views.refresh(store.client, exp_id, ex, store.client.search_runs([exp_id], max_results=10000))
         for name, run_id in parents.items():
             states = [j.state for j in jobs if j.experiment == name]
             status = "KILLED" if State.KILLED in states or State.PENDING in states else (

@@ -7,8 +7,10 @@ server=[...]: more `mlflow server` options, passed on as they are.
 Serves the store training writes to (MLFLOW_TRACKING_URI, else TINYGPT_STORE, else ./mlruns/mlflow.db) with
 `mlflow server`, artifacts included: the runs' files are read where the store keeps them, and experiments made
 through the server keep theirs in the same folder. Checks the port first and prints the address to open, and
-for each exercise two links that open on its runs (lm/tracking/views.py): the runs table with the parent run's per-variant
-means, and the runs grouped by variant in charts. With MLFLOW_TRACKING_URI a server, prints the links into its UI.
+for each exercise two links that open on its runs (lm/tracking/views.py): the runs table with each variant's mean,
+spread and seeds, and the seeds charted by variant. Served through lm/commands/ui_app.py: its first page is the
+experiments list in model-training mode, with no assistant panel. With MLFLOW_TRACKING_URI a server, prints the links
+into its UI.
 """
 import errno
 import ipaddress
@@ -23,6 +25,7 @@ from lm.spec.errors import ConfigError
 from lm.spec.store_check import resolve_uri
 
 LOOPBACK = "127.0.0.1"
+APP = "tinygpt"
 
 
 def address(host: str, port: int) -> str:
@@ -87,15 +90,26 @@ def exercise_links(uri: str, base: str) -> list[tuple[str, str, str | None]]:
 
 
 def command(uri: str, host: str, port: int, extra: list[str]) -> list[str]:
-    mlflow = Path(sys.executable).with_name("mlflow")
-    cmd = [str(mlflow) if mlflow.exists() else "mlflow", "server", "--backend-store-uri", uri,
+    # `python -m mlflow`, not the `mlflow` script: run from the project's folder, it imports this tree's
+    # lm/commands/ui_app.py
+    cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", uri,
            "--host", host, "--port", str(port)]
     if uri.startswith("sqlite:///"):  # the runs' artifacts sit beside the database, in the store's folder
         artifacts = Path(uri.removeprefix("sqlite:///")).parent / "artifacts"
         cmd += ["--serve-artifacts", "--artifacts-destination", str(artifacts)]
     if not any(a == "--workers" or a.startswith("--workers=") or a == "-w" for a in extra):
         cmd += ["--workers", "1"]  # one person's browser; MLflow's default of 4 only slows the start
+    if not any(a == "--app-name" or a.startswith("--app-name=") for a in extra):
+        cmd += ["--app-name", APP]  # its page opens on the runs, not on GenAI pages (lm/commands/ui_app.py)
     return cmd + extra
+
+
+def app_installed() -> bool:
+    """Whether this environment registers lm/commands/ui_app.py with MLflow (pyproject.toml's entry point, written
+    when the project is installed)."""
+    from importlib.metadata import entry_points
+
+    return bool(entry_points(group="mlflow.app", name=APP))
 
 
 def remote(uri: str) -> int:
@@ -136,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 < args.port < 65536:
         print(f"error: port={args.port} is not a port (1-65535): make ui PORT=5001", file=sys.stderr)
         return 2
+    cmd = command(uri, host, args.port, extra)
+    if APP in cmd and not app_installed():
+        print("error: this environment was built before `make ui` served its own page (pyproject.toml's entry point "
+              "mlflow.app:tinygpt); rebuild it: make ui does, or .venv/bin/pip install -e .", file=sys.stderr)
+        return 2
     problem = port_problem(host, args.port)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
@@ -154,12 +173,11 @@ def main(argv: list[str] | None = None) -> int:
     if links:
         print("  each exercise's runs (and, below, its seeds charted by variant):")
         print_links(links)
-    cmd = command(uri, host, args.port, extra)
     # MLflow 3 also starts seven job-runner processes for its GenAI features (judges, trace roll-ups); training
     # runs need none of them, and on a small machine they slow everything else down.
     os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
     try:
-        os.execv(cmd[0], cmd) if os.path.isabs(cmd[0]) else os.execvp(cmd[0], cmd)
+        os.execv(cmd[0], cmd)
     except OSError as e:
         print(f"error: cannot start `mlflow server` ({e.strerror}); is the environment built? (make ui builds it)",
               file=sys.stderr)

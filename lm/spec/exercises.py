@@ -74,6 +74,7 @@ class Exercise:
     #                                   the claims are not applicable (None: they hold on any corpus)
     claims: list[Claim] = field(default_factory=list)
     report: list[dict] | None = None  # the report section's figures: [{kind: curves, metrics: [val_loss]}, ...]
+    ui: dict | None = None            # make ui's first charts (lm/tracking/views.py): {lines: [...], bars: [...]}
 
     def runs(self, seeds: int, extra: list[str] = ()) -> list[RunSpec]:
         n = self.seeds or seeds
@@ -95,6 +96,10 @@ def parse(name: str, text: str, source: str) -> Exercise:
             isinstance(e, dict) and isinstance(e.get("kind"), str) for e in ex.report)):
         raise ConfigError(f"{source}: report must be a list of entries, each with a kind: "
                           f"report: [{{kind: curves, metrics: [val_loss]}}]")
+    if ex.ui is not None and not (isinstance(ex.ui, dict) and set(ex.ui) <= {"lines", "bars"} and all(
+            isinstance(v, list) and all(isinstance(m, str) for m in v) for v in ex.ui.values())):
+        raise ConfigError(f"{source}: ui must name metrics to chart as lines (over steps) and bars (final values): "
+                          f"ui: {{lines: [val_loss], bars: [val_loss]}}")
     ex.variants = {k: list(v or []) for k, v in ex.variants.items()}
     for v in ex.variants:
         if not v.isidentifier():

@@ -84,7 +84,8 @@ class Job:
     spec: RunSpec
     cfg: RunConfig
     experiment: str
-    run_id: str | None = None
+    run_id: str | None = None   # created when the run starts (open_run), so that its MLflow duration is its own
+    parent: str | None = None   # the exercise's parent run
     state: State = State.PENDING
     result: dict = field(default_factory=dict)
     twin: "Job | None" = None   # a run of the same config in another exercise: its results are copied, not retrained
@@ -167,18 +168,18 @@ def exclusive(store) -> None:
 
 
 def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str) -> dict[str, str]:
-    """Finds or creates each exercise's parent run and each job's child run; marks finished jobs."""
+    """Finds or creates each exercise's parent run, finds each job's child run if it has one (a job without one gets
+    it when it starts: open_run); marks finished jobs."""
     parents = {}
     by_exp: dict[str, list] = {}
     for ex in chosen:
         name = prefix + ex.name
         exp_id = store.experiment_id(name)
-        note = f"**{ex.title}**. Lesson {ex.lesson}.\n\nMeasures: {ex.measures}.\n\n" + \
-               "\n".join(f"- {c.text}" + (f" (check: `{c.check}`)" if c.check else "") for c in ex.claims)
+        note = views.description(ex)
         store.client.set_experiment_tag(exp_id, "mlflow.note.content", note)
-        views.save(store.client, exp_id, list(ex.variants))  # the runs page: means, and seeds by variant
         runs = store.client.search_runs([exp_id], max_results=10000)
         by_exp[name] = runs
+        views.refresh(store.client, exp_id, ex, runs)  # the runs page: runs and means, and seeds by variant
         for r in runs:  # the suite holds the lock, so a RUNNING run is one whose process died
             if r.info.status == "RUNNING" and r.data.tags.get("role") != "exercise":
                 store.end_run(r.info.run_id, "KILLED", "found RUNNING by the next suite: its process had died")
@@ -190,6 +191,7 @@ def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str) -> dict[
             parents[name] = parent.info.run_id
             store.mark_running(parents[name])
     for job in jobs:
+        job.parent = parents[job.experiment]
         found = [r for r in by_exp[job.experiment] if r.data.tags.get("config_hash") == job.cfg.config_hash]
         finished = next((r for r in found if r.info.status == "FINISHED"), None)
         diverged = next((r for r in found if r.data.tags.get("diverged") == "true"), None)
@@ -198,11 +200,19 @@ def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str) -> dict[
             continue
         if found:  # interrupted or crashed: train it again, in place, from its checkpoint if it has one
             job.run_id = found[0].info.run_id
-        else:
-            job.run_id = store.create_run(job.experiment, job.spec.name, {
-                "ablation": job.spec.exercise, "variant": job.spec.variant, "seed": job.spec.seed,
-                "config_hash": job.cfg.config_hash}, parent=parents[job.experiment])
     return parents
+
+
+def open_run(store, job: Job) -> str:
+    """The job's child run, created now if it has none: as it starts, not when the suite does, because MLflow's
+    Duration is a run's end time less its creation time (created with the suite, quick runs that trained 1-10 s
+    showed a median of 122 s: docs/ui.md). Created in the suite's process, under its lock, so a kill leaves it
+    RUNNING for the next suite to find by its config hash, mark KILLED and train again in place."""
+    if job.run_id is None:
+        job.run_id = store.create_run(job.experiment, job.spec.name, {
+            "ablation": job.spec.exercise, "variant": job.spec.variant, "seed": job.spec.seed,
+            "config_hash": job.cfg.config_hash}, parent=job.parent)
+    return job.run_id
 
 
 def pair_twins(jobs: list[Job]) -> None:
@@ -241,7 +251,7 @@ def copy_job(job: Job, store) -> dict:
 
     t = time.time()
     try:
-        result = train.copy(job.cfg, store, job.twin.run_id, job.run_id)
+        result = train.copy(job.cfg, store, job.twin.run_id, open_run(store, job))
     except Exception as e:  # as a crash in a worker: this run is FAILED, the suite goes on
         result = {"status": "FAILED", "reason": f"{type(e).__name__}: {e}"}
         store.end_run(job.run_id, "FAILED", result["reason"])
@@ -273,6 +283,7 @@ def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
         if src.state.gave_up:
             job.state = State.SKIPPED
             job.result = {"reason": f"{job.spec.init_from} seed {job.spec.seed} did not finish"}
+            open_run(store, job)  # FAILED with that reason when the suite ends
             advance(job)
             return False
         return src.state.succeeded
@@ -302,7 +313,7 @@ def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
                         break
                     pending.remove(job)
                     src = sources.get((job.spec.init_from, job.spec.seed))
-                    running[launcher.submit(run_job, job.cfg, job.run_id, src and src.run_id)] = job
+                    running[launcher.submit(run_job, job.cfg, open_run(store, job), src and src.run_id)] = job
                 pending = [j for j in pending if j.state == State.PENDING]
             for fut in [f for f in running if f.done()]:
                 job = running.pop(fut)
@@ -328,9 +339,9 @@ def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
     return not interrupted
 
 
-def summarise(store, jobs: list[Job], means: dict[str, dict[str, float]]) -> str:
+def summarise(store, jobs: list[Job], means: dict[str, dict[str, str]]) -> str:
     """The closing table: per exercise and variant, its seeds, how many finished, and the validation loss as mean ±
-    std over the finished seeds, read from `means` (each exercise's parent-run metrics, from aggregates.refresh:
+    std over the finished seeds, read from `means` (each exercise's parent-run summaries, from aggregates.refresh:
     one computation for the table, the parent run and the UI)."""
     import pandas as pd
 
@@ -345,13 +356,6 @@ def summarise(store, jobs: list[Job], means: dict[str, dict[str, float]]) -> str
     return table.to_string()
 
 
-def _mean_std(parent: dict[str, float], variant: str) -> str:
-    """'1.234 ± 0.010' from a parent run's aggregates; the mean alone for one seed; '-' for none."""
-    key = f"{aggregates.prefix(variant)}/val_loss"
-    if f"{key}_mean" not in parent:
-        return "-"
-    if f"{key}_std" not in parent:
-        return f"{parent[f'{key}_mean']:.3f}"
-    return f"{parent[f'{key}_mean']:.3f} ± {parent[f'{key}_std']:.3f}"
-
-
+def _mean_std(parent: dict[str, str], variant: str) -> str:
+    """'1.234 ± 0.01 (3 seeds)': the parent run's summary of the variant's validation loss; '-' for none."""
+    return parent.get(f"{aggregates.prefix(variant)}/val_loss", "-")

@@ -1,10 +1,12 @@
 """An exercise's result on its parent run: per variant, the mean, spread and seed count of its headline metrics.
 
-The parent run of an exercise gets, for each variant with a finished child run, `<variant>/<metric>_mean`,
-`<variant>/<metric>_std` (with two seeds or more; sample standard deviation, as the report's mean ± std) and
-`<variant>/seeds`, so the runs table and its charts show them without opening the children. The headline metrics
-are the validation loss and perplexity and every metric the exercise's claims read. The suite refreshes them
-whenever it ends, so a seed that finishes later shows in them.
+The parent run of an exercise gets, for each variant with a finished child run and each headline metric, a tag
+`<variant>/<metric>` reading `1.523 ± 0.012 (3 seeds)`: the mean, the sample standard deviation (with two seeds or
+more, as the report's mean ± std) and the seed count, so the runs table shows them, readable, without opening the
+children. Tags, not metrics: MLflow's charts view draws every metric of every run as a chart, and these would be
+single bars of the parent alone. The headline metrics are the validation loss and perplexity, every metric the
+exercise's claims read and those its `ui:` block charts. The suite refreshes them whenever it ends, so a seed that
+finishes later shows in them.
 """
 import ast
 import re
@@ -14,7 +16,7 @@ import numpy as np
 from lm.spec.exercises import Exercise
 
 HEADLINE = ("val_loss", "val_perplexity")
-# MLflow's metric names take letters, digits, _ - . space : and / only; a sweep's variants are named like
+# MLflow's metric and tag names take letters, digits, _ - . space : and / only; a sweep's variants are named like
 # `n_head=2,n_layer=4`, which goes in as `n_head:2 n_layer:4`.
 NAME = {"=": ":", ",": " "}
 
@@ -24,7 +26,8 @@ def prefix(variant: str) -> str:
 
 
 def headline(ex: Exercise) -> list[str]:
-    """val_loss, val_perplexity, then what the claims' checks, values and answers name (`h4.val_loss`)."""
+    """val_loss, val_perplexity, then what the claims' checks, values and answers name (`h4.val_loss`), then the
+    final values the `ui:` block charts."""
     keys = dict.fromkeys(HEADLINE)
     for c in ex.claims:
         for expr in filter(None, (c.check, c.ours)):
@@ -33,11 +36,24 @@ def headline(ex: Exercise) -> list[str]:
                     keys[n.attr] = None
         if c.answer:
             keys[c.answer] = None
+    keys.update(dict.fromkeys((ex.ui or {}).get("bars", [])))
     return list(keys)
 
 
-def summarise(runs, keys: list[str]) -> dict[str, float]:
-    """The metrics for the parent, from the finished child runs (mlflow Run objects), one per (variant, seed)."""
+def number(x: float) -> str:
+    """Four significant digits; a count of thousands or more in full (103,456, not 1.035e+05)."""
+    return f"{x:,.0f}" if abs(x) >= 1e4 else f"{x:.4g}"
+
+
+def describe(values: np.ndarray) -> str:
+    """'1.523 ± 0.012 (3 seeds)': mean ± sample std and the seed count; the mean alone for one seed."""
+    n = len(values)
+    spread = f" ± {values.std(ddof=1):.2g}" if n > 1 else ""
+    return f"{number(values.mean())}{spread} ({n} seed{'s' if n > 1 else ''})"
+
+
+def summarise(runs, keys: list[str]) -> dict[str, str]:
+    """The tags for the parent, from the finished child runs (mlflow Run objects), one per (variant, seed)."""
     newest = {}
     for r in sorted(runs, key=lambda r: r.info.start_time or 0):
         tags = r.data.tags
@@ -48,23 +64,19 @@ def summarise(runs, keys: list[str]) -> dict[str, float]:
         by_variant.setdefault(variant, []).append(r)
     out = {}
     for variant, rs in by_variant.items():
-        variant = prefix(variant)
-        out[f"{variant}/seeds"] = len(rs)
         for key in keys:
             values = np.array([r.data.metrics[key] for r in rs if key in r.data.metrics], dtype=float)
             if len(values):
-                out[f"{variant}/{key}_mean"] = float(values.mean())
-            if len(values) > 1:
-                out[f"{variant}/{key}_std"] = float(values.std(ddof=1))
+                out[f"{prefix(variant)}/{key}"] = describe(values)
     return out
 
 
-def refresh(store, parent_id: str, ex: Exercise) -> dict[str, float]:
-    """Recomputes and logs the parent run's per-variant metrics; returns them."""
+def refresh(store, parent_id: str, ex: Exercise) -> dict[str, str]:
+    """Recomputes and sets the parent run's per-variant tags; returns them."""
     exp_id = store.client.get_run(parent_id).info.experiment_id
     children = store.client.search_runs([exp_id], f"tags.mlflow.parentRunId = '{parent_id}'", max_results=10000)
-    metrics = summarise(children, headline(ex))
-    store.log_metrics(parent_id, metrics)
+    tags = summarise(children, headline(ex))
+    store.set_tags(parent_id, tags)
     for child in children[:1]:  # the corpus, in the Dataset column of the exercise's own row
         store.client.log_inputs(parent_id, datasets=child.inputs.dataset_inputs)
-    return metrics
+    return tags

@@ -42,14 +42,15 @@ def test_a_kill_leaves_runs_running_and_the_next_start_clears_them(kill_loop):
 
 
 def test_a_start_marks_runs_left_running_killed(fresh, monkeypatch):
-    """What a kill leaves behind, made directly: runs created RUNNING and never ended. The next suite to start
-    marks each KILLED (then trains it again in place)."""
+    """What a kill leaves behind, made directly: runs created RUNNING as they start and never ended. The next suite
+    to start marks each KILLED (then trains it again in place)."""
     monkeypatch.setenv("TINYGPT_STORE", str(fresh))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     chosen, jobs = suite.plan(suite.load_suite_config(harness.QUICK))
     store = Store()
     suite.attach(store, chosen, jobs, "quick/")
-    left = {j.run_id for j in jobs}
+    assert not any(j.run_id for j in jobs)   # a run is created as it starts, so that its duration is its own
+    left = {suite.open_run(store, j) for j in jobs}
     assert {store.client.get_run(r).info.status for r in left} == {"RUNNING"}
     chosen, again = suite.plan(suite.load_suite_config(harness.QUICK))
     suite.attach(store, chosen, again, "quick/")

@@ -195,26 +195,30 @@ def test_a_server_that_wants_a_login_is_one_line(monkeypatch):
         httpd.server_close()
 
 
-def test_the_server_holds_the_datasets_the_parent_means_and_the_mlflow_model(server, remote):
+def test_the_server_holds_the_datasets_the_parent_summaries_and_the_mlflow_model(server, remote):
     from lm.measures import model_flavor
+    from lm.tracking import aggregates
 
     client, *_ = remote
     _, (parent,), (base,) = runs_of(client, "quick/baseline")
     assert {d.dataset.name for d in base.inputs.dataset_inputs} == {"shakespeare/train", "shakespeare/validation"}
-    assert parent.data.metrics["base/val_loss_mean"] == pytest.approx(base.data.metrics["val_loss"])
+    assert parent.data.tags["base/val_loss"] == f"{aggregates.number(base.data.metrics['val_loss'])} (1 seed)"
     module, meta = model_flavor.load(f"runs:/{base.info.run_id}/model", server.url)   # downloaded from the server
     assert model_flavor.generate(module, meta, "ROMEO:", 30).startswith("ROMEO:")
 
 
-def test_make_ui_against_the_server_prints_links_that_open_on_the_runs(server, remote, monkeypatch, capsys):
+def test_make_ui_against_the_server_prints_links_that_open_on_each_exercises_own_comparison(server, remote,
+                                                                                          monkeypatch, capsys):
+    """The same look as tests/scaleout/test_ui_runs.py's, at the links `make ui` prints for a remote server: the
+    temperature exercise's charts are its word validity."""
     from lm.commands import ui
+    from tests.scaleout import browser
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", server.url)
     monkeypatch.setattr("os.execv", lambda *a: pytest.fail("no local server for a remote store"))
     assert ui.main([]) == 0
     out = capsys.readouterr().out
-    (runs,) = [line.split()[1] for line in out.splitlines() if line.split()[:1] == ["quick/baseline"]]
-    assert runs.startswith(f"{server.url}/#/experiments/") and "workflowType=machine_learning" in runs
-    dom = browse(runs, dom=True, budget_ms=15000)
-    assert ">baseline<" in dom and "base/val_loss_mean" in dom and "shakespeare/train" in dom
-    assert "ag-root" in dom and "Detect Issues" not in dom
+    seen = browser.check_printed_links(out, list(RUNS))
+    assert seen["quick/temperature"][1].charts[:2] == ["word_validity", "word_validity_stripped"]
+    assert "t05/word_validity" in seen["quick/temperature"][0].text
+    browser.check_home(server.url, list(RUNS))

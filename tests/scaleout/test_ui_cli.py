@@ -27,7 +27,9 @@ def test_it_binds_loopback_and_serves_the_artifacts(started, tmp_path, monkeypat
     port = free_port()
     assert ui.main([f"port={port}"]) == 0
     (cmd,) = started
-    assert cmd[1:3] == ["server", "--backend-store-uri"] and cmd[3] == f"sqlite:///{tmp_path}/store/mlflow.db"
+    assert cmd[1:5] == ["-m", "mlflow", "server", "--backend-store-uri"]
+    assert cmd[5] == f"sqlite:///{tmp_path}/store/mlflow.db"
+    assert cmd[cmd.index("--app-name") + 1] == "tinygpt"   # its page opens on the runs (lm/commands/ui_app.py)
     assert cmd[cmd.index("--host") + 1] == "127.0.0.1" and cmd[cmd.index("--port") + 1] == str(port)
     assert cmd[cmd.index("--artifacts-destination") + 1] == str(tmp_path / "store" / "artifacts")
     assert "--serve-artifacts" in cmd and os.environ["MLFLOW_SERVER_ENABLE_JOB_EXECUTION"] == "false"

@@ -1,7 +1,6 @@
-"""The parent run's per-variant metrics (lm/tracking/aggregates.py): mean, sample std and seed count of the headline metrics."""
+"""The parent run's per-variant tags (lm/tracking/aggregates.py): mean, sample std and seed count of the headline
+metrics."""
 from types import SimpleNamespace
-
-import pytest
 
 from lm.spec import exercises
 from lm.tracking import aggregates
@@ -13,18 +12,23 @@ def run(variant, seed, val_loss, status="FINISHED", start=0):
                                                 metrics={"val_loss": val_loss}))
 
 
-def test_two_seeds_give_a_mean_a_sample_std_and_a_count():
+def test_two_seeds_give_a_mean_a_sample_std_and_a_count_one_seed_the_mean_alone():
     out = aggregates.summarise([run("h4", 1, 2.0), run("h4", 2, 3.0), run("h1", 1, 2.5)], ["val_loss"])
-    assert out["h4/val_loss_mean"] == 2.5 and out["h4/val_loss_std"] == pytest.approx(0.7071, abs=1e-4)
-    assert out["h4/seeds"] == 2 and out["h1/seeds"] == 1 and "h1/val_loss_std" not in out
+    assert out == {"h4/val_loss": "2.5 ± 0.71 (2 seeds)", "h1/val_loss": "2.5 (1 seed)"}
 
 
 def test_an_unfinished_run_and_an_older_copy_of_a_seed_do_not_count():
     runs = [run("h4", 1, 9.0, start=1), run("h4", 1, 2.0, start=2), run("h4", 2, 7.0, status="FAILED")]
-    assert aggregates.summarise(runs, ["val_loss"]) == {"h4/seeds": 1, "h4/val_loss_mean": 2.0}
+    assert aggregates.summarise(runs, ["val_loss"]) == {"h4/val_loss": "2 (1 seed)"}
 
 
-def test_the_headline_metrics_are_the_losses_and_what_the_claims_read():
+def test_a_count_reads_in_full_and_a_loss_in_four_digits():
+    assert aggregates.number(103456.0) == "103,456" and aggregates.number(1.52349) == "1.523"
+
+
+def test_the_headline_metrics_are_the_losses_what_the_claims_read_and_what_the_ui_charts():
     ex = exercises.load_all()
-    assert aggregates.headline(ex["heads"]) == ["val_loss", "val_perplexity"]
+    assert aggregates.headline(ex["heads"]) == ["val_loss", "val_perplexity",   # then its ui: block's final values
+                                                "knockout_head_max", "knockout_b1_attn", "knockout_b2_attn"]
     assert {"n_params", "predicted_params", "predicted_score_array_size"} <= set(aggregates.headline(ex["scaling"]))
+    assert "word_validity" in aggregates.headline(ex["temperature"])

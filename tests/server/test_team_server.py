@@ -5,6 +5,7 @@ and started again; and no password shown or stored anywhere: terminal, params, t
 
     tests/server/pgserver.sh start && python -m pytest -q tests/server
 """
+import contextlib
 import os
 import subprocess
 import sys
@@ -48,13 +49,24 @@ def client(team_server, monkeypatch) -> MlflowClient:
     return MlflowClient(team_server.url)
 
 
-def fresh(client: MlflowClient, name: str) -> None:
-    """The experiment's name freed for this test: a run of an earlier test session is renamed away (and deleted),
-    so that the suite trains here instead of finding everything done."""
-    exp = client.get_experiment_by_name(name)
-    if exp is not None:
-        client.rename_experiment(exp.experiment_id, f"{name}-before-{uuid.uuid4().hex[:8]}")
-        client.delete_experiment(exp.experiment_id)
+def fresh(team_server, name: str) -> None:
+    """The experiment's name freed for this test: one of an earlier test (made through the server by the test user,
+    or straight in the database by the SLURM test) is renamed away and deleted, by the admin, who may change any."""
+    with admin(team_server):
+        client = MlflowClient(team_server.url)
+        exp = client.get_experiment_by_name(name)
+        if exp is not None:
+            client.rename_experiment(exp.experiment_id, f"{name}-before-{uuid.uuid4().hex[:8]}")
+            client.delete_experiment(exp.experiment_id)
+
+
+@contextlib.contextmanager
+def admin(team_server):
+    """MLflow's client logged in as the server's admin, for the block."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MLFLOW_TRACKING_USERNAME", team_server.admin)
+        mp.setenv("MLFLOW_TRACKING_PASSWORD", team_server.admin_password)
+        yield
 
 
 def runs(client: MlflowClient, name: str) -> list:
@@ -85,7 +97,7 @@ def scan(client: MlflowClient, experiments: list[str], secrets: list[str], texts
 
 def test_the_quick_suite_and_the_report_run_on_the_team_server_with_the_login_in_the_environment(
         team_server, client, tmp_path):
-    fresh(client, "quick/baseline")
+    fresh(team_server, "quick/baseline")
     env = logged_in(team_server, tmp_path / "local")
     suite = command(["-m", "lm.commands.suite", *ONE, f"tracking.checkpoint_dir={tmp_path / 'checkpoints'}"], env)
     assert suite.rc == 0, suite.err[-3000:]
@@ -99,9 +111,7 @@ def test_the_quick_suite_and_the_report_run_on_the_team_server_with_the_login_in
     (parent,) = [r for r in runs(client, "quick/baseline") if r.data.tags.get("role") == "exercise"]
     (child,) = [r for r in runs(client, "quick/baseline") if r.data.tags.get("role") != "exercise"]
     assert parent.info.status == child.info.status == "FINISHED", child.data.tags.get("failure_reason")
-    with pytest.MonkeyPatch.context() as mp:   # the admin asks the auth app whose experiment it is
-        mp.setenv("MLFLOW_TRACKING_USERNAME", team_server.admin)
-        mp.setenv("MLFLOW_TRACKING_PASSWORD", team_server.admin_password)
+    with admin(team_server):   # the admin asks the auth app whose experiment it is
         permission = get_app_client("basic-auth", team_server.url).get_user_permission(
             team_server.user, "experiment", exp.experiment_id)
     assert permission.permission == "MANAGE"   # the test user made the experiment, through its login
@@ -234,7 +244,7 @@ def test_a_password_in_a_postgresql_uri_is_shown_as_stars_and_stored_nowhere(tea
     assert seen["read"]["params"] > 30 and seen["read"]["artifact_files"] > 5
 
 
-def test_a_password_in_the_uri_stays_out_of_slurms_job_logs(team_server, client, tmp_path):
+def test_a_password_in_the_uri_stays_out_of_slurms_job_logs(team_server, tmp_path):
     """The quick suite through sbatch, its store the database with its password in MLFLOW_TRACKING_URI: every job
     inherits the URI; its logs (submitit's stdout and stderr of each job) and the store must not hold the password."""
     from tests.slurm.conftest import why_not as no_slurm
@@ -244,7 +254,7 @@ def test_a_password_in_the_uri_stays_out_of_slurms_job_logs(team_server, client,
         if os.environ.get("TINYGPT_REQUIRE_SLURM") == "1":
             pytest.fail(f"{why}; TINYGPT_REQUIRE_SLURM=1 requires the SLURM tests")
         pytest.skip(f"SLURM's job logs not scanned: {why}")
-    fresh(client, "quick/baseline")
+    fresh(team_server, "quick/baseline")
     folder = tmp_path / "jobs"
     suite = command(["-m", "lm.commands.suite", *ONE, "launcher=slurm", f"launcher.folder={folder}",
                      f"tracking.checkpoint_dir={tmp_path / 'checkpoints'}"],

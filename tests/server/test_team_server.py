@@ -77,7 +77,7 @@ def runs(client: MlflowClient, name: str) -> list:
 def scan(client: MlflowClient, experiments: list[str], secrets: list[str], texts: dict[str, str]) -> dict:
     """Where any of the secrets shows: in the texts (a command's terminal output, a job's log) and in the store, the
     experiments' every run's params, tags and artifact files. What was read, and every place a secret was found."""
-    found = [f"{where}" for where, text in texts.items() if any(s in text for s in secrets)]
+    found = [where for where, text in texts.items() if any(s in text for s in secrets)]
     counts = {"params": 0, "tags": 0, "artifact_files": 0, "texts": len(texts)}
     with tempfile.TemporaryDirectory() as tmp:
         for name in experiments:

@@ -2,7 +2,7 @@
 # Options, for every target: key=value words in ARGS (ARGS="quick=true only=startup"), checked against the command's
 # schema before any heavy import (lm/spec/options.py; train, sweep and ablations: Hydra's overrides against conf/).
 # A bare switch is the switch on (ARGS=quick is quick=true). train's --cfg, -m and --resume are its only flags.
-# Each target builds .venv from pyproject.toml first if it is missing or stale.
+# Each target builds .venv from requirements.lock first if it is missing or stale.
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -35,12 +35,13 @@ $(foreach v,$(USER_TEXT),$(if $(or $(value $(v)),$(filter command environment,$(
 
 .PHONY: train sweep ablations ablations-quick sample heads report export ui test reliability bench gpu-check clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# The CPU wheel first: an unpinned torch would pull a multi-GB CUDA build.
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dev]'
+	# Every package at the version and hash that requirements.lock pins (torch: the CPU wheel 2.13.0+cpu), the same
+	# on every machine; then the project itself, which brings nothing more. README: how to update the lock.
+	$(PY) -m pip install -q --require-hashes -r requirements.lock
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
 train: $(VENV)/.installed  ## the lessons' base model, one run (ARGS="model.n_head=1 ...", RESUME=<run id>)
@@ -73,8 +74,8 @@ ui: $(VENV)/.installed  ## MLflow's UI over the store, on this machine only (POR
 test: $(VENV)/.installed
 	$(PY) -m lm.commands.makeargs pytest -q ARGS
 
-reliability: $(VENV)/.installed  ## kills, Ctrl-C, two suites at once, determinism, divergence, bad input, safety, SLURM's faults; prints the figures
-	$(PY) -m lm.commands.makeargs pytest -q tests/reliability tests/slurm ARGS; status=$$?; $(PY) -m tests.reliability.figures; exit $$status
+reliability: $(VENV)/.installed  ## kills, Ctrl-C, two suites at once, determinism, divergence, bad input, safety, SLURM's faults, the team server's restart, login and secrets; prints the figures
+	$(PY) -m lm.commands.makeargs pytest -q tests/reliability tests/slurm tests/server ARGS; status=$$?; $(PY) -m tests.reliability.figures; exit $$status
 
 bench: $(VENV)/.installed  ## the speed table, side by side (ARGS="quick=true only=startup threads=2"; 4-5 min, quick 1-2)
 	$(PY) -m lm.commands.makeargs lm.tools.bench ARGS

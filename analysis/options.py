@@ -3,8 +3,8 @@ import sys
 from pathlib import Path
 
 from lm.spec import exercises, options
-from lm.spec.errors import ConfigError
-from lm.spec.store_check import resolve_uri
+from lm.spec.errors import ConfigError, TrackingError
+from lm.spec.store_check import check_server, resolve_uri
 
 
 def parse(argv: list[str]) -> options.ReportOptions:
@@ -35,8 +35,14 @@ def front(argv: list[str]) -> int | None:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    problem = no_store(resolve_uri(opts.tracking_uri))
+    uri = resolve_uri(opts.tracking_uri)
+    problem = no_store(uri)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
+    try:
+        check_server(uri)  # a server that is down, or refuses the login: one line before the heavy imports
+    except TrackingError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return None

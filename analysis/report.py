@@ -43,7 +43,7 @@ from lm.spec import exercises
 from lm.spec.errors import ConfigError
 from lm.spec.heads import STATISTICS, TL_CONVENTION
 from lm.spec.options import ReportOptions
-from lm.spec.store_check import resolve_uri
+from lm.spec.store_check import redact, resolve_uri
 from lm.tracking.store import EXPERIMENT_KIND
 
 
@@ -57,7 +57,8 @@ def reference(ex: exercises.Exercise) -> str:
 
 # --- sections --------------------------------------------------------------------------------------------
 def overview(doc: Doc, runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str):
-    doc.p(f"Read from {uri} ({'the quick suite: experiments quick/<exercise>' if opts.quick else 'the full suite'}) "
+    which = 'the quick suite: experiments quick/<exercise>' if opts.quick else 'the full suite'
+    doc.p(f"Read from {redact(uri)} ({which}) "
           f"on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Numbers are means over seeds, "
           f"given as mean ± standard deviation where there is more than one seed; blocks and heads are numbered "
           f"from 1. When a (variant, seed) was run more than once, the newest finished run counts.")
@@ -328,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         chosen = exercises.select(opts.ablations, {**store_exercises(reader, opts.quick, files), **files})
         runs = {ex.name: ExerciseRuns(ex, prefix + ex.name, reader) for ex in chosen}
         if not any(len(er.finished) or len(er.others) for er in runs.values()):
-            raise StoreError(f"no runs of the {'quick ' if opts.quick else ''}exercises in {uri} (experiments "
+            raise StoreError(f"no runs of the {'quick ' if opts.quick else ''}exercises in {redact(uri)} (experiments "
                              f"{prefix}<exercise>); run `make ablations{'-quick' if opts.quick else ''}` first")
     except ConfigError as e:  # a name neither a file nor the store holds
         print(f"error: {e}", file=sys.stderr)

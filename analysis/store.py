@@ -6,7 +6,6 @@ One search_runs per experiment gives every run's final metrics, params and tags;
 import json
 import os
 import tempfile
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -18,7 +17,9 @@ from mlflow.tracking import MlflowClient
 from analysis import stats
 from analysis.options import no_store
 from lm.spec import measures
+from lm.spec.errors import TrackingError
 from lm.spec.exercises import Exercise, NotApplicable, NotMeasured, NotRun
+from lm.spec.store_check import check_server, redact
 from lm.tracking.store import pointed_at
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
@@ -37,12 +38,10 @@ class Reader:
         self.uri = uri
         if no_store(uri):
             raise StoreError(no_store(uri))
-        if uri.startswith(("http://", "https://")):  # MLflow itself would retry for minutes
-            try:
-                with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=5) as r:
-                    r.read()
-            except OSError as e:
-                raise StoreError(f"cannot reach the MLflow server at {uri} ({getattr(e, 'reason', e)})") from None
+        try:  # a server: MLflow itself would retry for minutes
+            check_server(uri)
+        except TrackingError as e:
+            raise StoreError(str(e)) from None
         self.client = MlflowClient(uri)
         self._tmp = tempfile.TemporaryDirectory(prefix="tinygpt-report-")
         self._histories: dict = {}
@@ -51,7 +50,8 @@ class Reader:
         try:
             self.experiments = {e.name: e for e in self.client.search_experiments()}
         except Exception as e:  # a server that does not answer, a database that is not MLflow's
-            raise StoreError(f"cannot read the MLflow store at {uri}: {str(e).splitlines()[0][:200]}") from None
+            raise StoreError(f"cannot read the MLflow store at {redact(uri)}: "
+                             f"{redact(str(e).splitlines()[0][:200])}") from None
 
     def runs(self, experiment: str) -> pd.DataFrame:
         exp = self.experiments.get(experiment)

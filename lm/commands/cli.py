@@ -61,7 +61,7 @@ def is_sweep(overrides: list[str]) -> bool:
 def check_resume(run: store_check.RunRecord | None, run_id: str, uri: str, cfg: config.RunConfig) -> None:
     """--resume RUN_ID: a run of this store, unfinished, and trained with this config (its checkpoint fits)."""
     if run is None:
-        raise ConfigError(f"--resume {run_id!r}: no such run in {uri}")
+        raise ConfigError(f"--resume {run_id!r}: no such run in {store_check.redact(uri)}")
     if run.tags.get("config_hash") != cfg.config_hash:
         raise ConfigError(f"--resume {run_id}: that run and its checkpoint have another config (hash "
                           f"{run.tags.get('config_hash')}; these arguments give {cfg.config_hash}): resume it "
@@ -82,8 +82,9 @@ def train_front(argv: list[str]) -> int | None:
             return sweep.main(flags.overrides, cfg=flags.cfg is not None)
         cfg = config.load(flags.overrides)
         if flags.cfg:
-            print(process.to_yaml(cfg.to_dict()))
+            print(store_check.redact(process.to_yaml(cfg.to_dict())))
             return 0
+        store_check.check_server(store_check.resolve_uri(cfg.tracking.uri))  # down, or refuses the login
         if flags.resume is not None:
             uri = store_check.resolve_uri(cfg.tracking.uri)
             try:
@@ -91,7 +92,7 @@ def train_front(argv: list[str]) -> int | None:
                              flags.resume, uri, cfg)
             except store_check.CannotTell:
                 pass  # the run itself opens the store, and says what is wrong with it
-    except (ConfigError, DataError) as e:  # DataError: a file of your own that cannot be a corpus
+    except (ConfigError, DataError, TrackingError) as e:  # DataError: a file of your own that cannot be a corpus
         return process.fail(str(e))
     return None
 
@@ -120,7 +121,7 @@ def sample_front(argv: list[str]) -> int | None:
             except store_check.CannotTell:
                 return None
             if run is None or (run.artifacts is not None and not (run.artifacts / "model.pt").is_file()):
-                raise ValueError(f"run {opts.run!r} has no model.pt in {uri}")
+                raise ValueError(f"run {opts.run!r} has no model.pt in {store_check.redact(uri)}")
     except (ValueError, TrackingError) as e:
         return process.fail(str(e))
     return None

@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 store.client.get_run(opts.run)
             except Exception:
-                raise ConfigError(f"run={opts.run!r}: no such run in {store.uri}") from None
+                raise ConfigError(f"run={opts.run!r}: no such run in {store.shown}") from None
     except (ConfigError, TrackingError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

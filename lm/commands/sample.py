@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     path = store.client.download_artifacts(run, "model.pt", tmp)
                 except Exception:
-                    raise ValueError(f"run {run!r} has no model.pt in {store.uri}") from None
+                    raise ValueError(f"run {run!r} has no model.pt in {store.shown}") from None
             model, meta = checkpoint.load(Path(path))
         stoi = {c: i for i, c in enumerate(meta["chars"])}
         bad = sorted(set(opts.prompt) - stoi.keys())
@@ -53,7 +53,7 @@ def _newest_trained(store) -> str:
     runs = store.client.search_runs([exp.experiment_id], "attributes.status = 'FINISHED'",
                                     order_by=["attributes.end_time DESC"], max_results=1) if exp else []
     if not runs:
-        raise ValueError(f"no finished `make train` run in {store.uri}; train one, or give run=RUN_ID")
+        raise ValueError(f"no finished `make train` run in {store.shown}; train one, or give run=RUN_ID")
     return runs[0].info.run_id
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 from lm.commands import process
 from lm.run import devices
+from lm.spec import store_check
 from lm.spec.config import ConfigError
 from lm.spec.errors import USER_ERRORS
 from lm.spec.exercises import Exercise
@@ -46,11 +47,12 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
             raise ConfigError(f"launcher.name={s.launcher.name!r} must be local or submitit")
         chosen, jobs = plan(s, chosen)
         if show:
-            print(process.to_yaml({**OmegaConf.to_container(OmegaConf.structured(s)),
-                               "runs": [f"{j.experiment}/{j.spec.name}" for j in jobs]}))
+            print(store_check.redact(process.to_yaml({**OmegaConf.to_container(OmegaConf.structured(s)),
+                                                      "runs": [f"{j.experiment}/{j.spec.name}" for j in jobs]})))
             return 0
-        # The heavy imports, torch, Lightning and MLflow (5 s), once the arguments and every run's config are known
-        # to be good: a mistake above is one line at once.
+        # The heavy imports, torch, Lightning and MLflow (5 s), once the arguments, every run's config and the
+        # server's answer to this login are known to be good: a mistake above is one line at once.
+        store_check.check_server(store_check.resolve_uri(s.tracking_uri))
         from lm.run import train
         from lm.tracking.store import Store
 
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
                 store.client.log_text(run_id, text, name)
         pair_twins(jobs)
         todo = [j for j in jobs if j.state == State.PENDING]
-        print(f"{len(jobs)} runs in {len(chosen)} exercises ({store.uri}): "
+        print(f"{len(jobs)} runs in {len(chosen)} exercises ({store.shown}): "
               f"{len(jobs) - len(todo)} already done, {len(todo)} to run", flush=True)
         finished = True
         if todo:

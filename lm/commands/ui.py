@@ -22,7 +22,7 @@ from pathlib import Path
 
 from lm.spec import options
 from lm.spec.errors import ConfigError
-from lm.spec.store_check import resolve_uri
+from lm.spec.store_check import login, redact, resolve_uri
 
 LOOPBACK = "127.0.0.1"
 APP = "tinygpt"
@@ -119,11 +119,12 @@ def remote(uri: str) -> int:
     try:
         Store(uri)
     except TrackingError:
-        print(f"error: MLFLOW_TRACKING_URI is the MLflow server {uri}, which serves its own UI, but it does not "
+        print(f"error: MLFLOW_TRACKING_URI is the MLflow server {redact(uri)}, which serves its own UI, but it does not "
               f"answer (unset MLFLOW_TRACKING_URI to serve the local store)", file=sys.stderr)
         return 2
-    print(f"MLflow server {uri} serves its own UI; each exercise's runs (and, below, its seeds charted by variant):")
-    print_links(exercise_links(uri, uri.rstrip("/")))
+    base = login(uri)[0]  # the links without the login in the URI: the browser asks for it
+    print(f"MLflow server {base} serves its own UI; each exercise's runs (and, below, its seeds charted by variant):")
+    print_links(exercise_links(uri, base))
     return 0
 
 
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     if uri.startswith(("http://", "https://")):
         return remote(uri)
     if not uri.startswith(("sqlite:///", "postgresql", "mysql", "mssql")):
-        print(f"error: cannot serve the tracking URI {uri!r}; use sqlite:///path/to/mlflow.db", file=sys.stderr)
+        print(f"error: cannot serve the tracking URI {redact(uri)!r}; use sqlite:///path/to/mlflow.db", file=sys.stderr)
         return 2
     if not 0 < args.port < 65536:
         print(f"error: port={args.port} is not a port (1-65535): make ui PORT=5001", file=sys.stderr)
@@ -167,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     if not is_loopback(host):
         print(f"warning: serving on {host}, beyond this machine: MLflow's UI has no login, and anyone who can reach "
               f"port {args.port} can read, change and delete these runs", file=sys.stderr)
-    print(f"MLflow UI for {uri}\n  open {address(host, args.port)}  (starting: a few seconds; Ctrl-C stops it)",
+    print(f"MLflow UI for {redact(uri)}\n  open {address(host, args.port)}  (starting: a few seconds; Ctrl-C stops it)",
           flush=True)
     links = exercise_links(uri, address(host, args.port)) if not uri.startswith("sqlite:///") or db.is_file() else []
     if links:

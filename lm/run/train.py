@@ -34,6 +34,7 @@ from lm.run.module import LitGPT
 from lm.spec import config, faults, measures
 from lm.spec.config import ConfigError, RunConfig
 from lm.spec.errors import USER_ERRORS  # noqa: F401  (ConfigError, DataError, TrackingError, CheckpointError)
+from lm.spec.store_check import redact
 from lm.tracking import environment
 from lm.tracking.store import Store, pointed_at
 
@@ -94,6 +95,8 @@ def params(cfg: RunConfig) -> dict:
     flat = config.flatten(d)
     flat.update({k: getattr(cfg.model, k) for k in TOGGLES})
     flat["config_hash"] = cfg.config_hash
+    if flat.get("tracking.uri"):
+        flat["tracking.uri"] = redact(flat["tracking.uri"])
     return flat
 
 
@@ -301,7 +304,7 @@ def summary(cfg: RunConfig, run_id: str, store: Store, result: dict) -> str:
     top = ",  ".join(f"{c!r} {p:.0%}" for c, p in result["probe"][:3]) if result["probe"] else \
         "not applicable to this corpus" if cfg.measure.probe else "not measured (measure.probe=false)"
     return "\n".join([
-        f"run {run_id} in experiment '{cfg.tracking.experiment}' ({store.uri})",
+        f"run {run_id} in experiment '{cfg.tracking.experiment}' ({store.shown})",
         f"validation loss {result['val_loss']:.3f}  (perplexity {result['val_perplexity']:.2f}); "
         f"{result.get('ms_per_step', 0):.1f} ms/step, {result.get('tokens_per_s', 0):,.0f} tokens/s",
         f"after {cfg.data.probe!r}: {top}",

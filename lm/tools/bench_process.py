@@ -14,7 +14,7 @@ import tempfile
 import time
 from typing import NamedTuple
 
-from lm.spec.store_check import resolve_uri
+from lm.spec.store_check import redact, resolve_uri
 
 # (what, the command's arguments after `python`, the target in seconds or None)
 STARTUP = [
@@ -106,7 +106,8 @@ def report(table, scratch: str, n: int, quick: bool = False) -> None:
     what = "the quick suite's" if quick else "the full suite's"
     uri = resolve_uri(None)
     args = ["-m", "analysis.report", f"out={os.path.join(scratch, 'report')}", "log=false", f"quick={quick}"]
-    table.section(f"`make report` on {uri}, {what} runs, a process each, median of {n}, logging itself left out")
+    table.section(f"`make report` on {redact(uri)}, {what} runs, a process each, median of {n}, "
+                  f"logging itself left out")
     runs = [timed(args, os.environ) for _ in range(n)]
     if any(r.code == 1 for r in runs):  # the report's status for a store with nothing to report
         table.add("python -m analysis.report", "no runs", f"run `make ablations{'-quick' if quick else ''}` first")

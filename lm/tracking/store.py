@@ -17,7 +17,7 @@ from mlflow.tracking._tracking_service import utils as mlflow_uri
 
 from lm.spec import faults
 from lm.spec.errors import TrackingError  # noqa: F401  (raised here, caught before MLflow is imported)
-from lm.spec.store_check import default_store, resolve_uri  # noqa: F401  (where the store is, known without MLflow)
+from lm.spec.store_check import check_server, default_store, redact, resolve_uri  # noqa: F401  (known without MLflow)
 
 PROJECT = Path(__file__).resolve().parents[2]
 # What every experiment the project creates is, in MLflow's own tag (its UI's experiment-type selector writes it).
@@ -61,11 +61,11 @@ class Store:
             self.local_dir = Path(self.uri.removeprefix("sqlite:///")).parent
             self._check_writable(self.local_dir)
         elif self.uri.startswith(("http://", "https://")):
-            self._check_server()
+            check_server(self.uri)
             # MLflow prints two "View run … at" lines whenever a run on a server ends: dozens a suite, through its bar.
             os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
         elif "://" not in self.uri or self.uri.startswith("file:"):
-            raise TrackingError(f"tracking URI {self.uri!r} is a plain folder, which MLflow 3 no longer stores runs "
+            raise TrackingError(f"tracking URI {self.shown!r} is a plain folder, which MLflow 3 no longer stores runs "
                                 f"in; use sqlite:///path/to/mlflow.db or an http:// server")
         base = Path(checkpoint_dir) if checkpoint_dir else (self.local_dir or Path.home() / ".cache/tinygpt") / "checkpoints"
         self.checkpoint_dir = base.expanduser()
@@ -87,7 +87,7 @@ class Store:
                 os.close(folder)
         except Exception as e:  # not an MLflow database, or one from a newer MLflow
             why = (str(getattr(e, "orig", None) or e).strip().splitlines() or [type(e).__name__])[0][:200]
-            raise TrackingError(f"cannot open the tracking store {self.uri} ({why}); point TINYGPT_STORE or "
+            raise TrackingError(f"cannot open the tracking store {self.shown} ({redact(why)}); point TINYGPT_STORE or "
                                 f"MLFLOW_TRACKING_URI at a good one") from None
 
     @staticmethod
@@ -101,46 +101,10 @@ class Store:
             raise TrackingError(f"the tracking store folder {folder} is not writable ({e.strerror}); "
                                 f"set TINYGPT_STORE or MLFLOW_TRACKING_URI to somewhere that is") from None
 
-    def _check_server(self) -> None:
-        """/health says a server is there; one API call says it lets this client in (it may refuse the host name
-        the client knows it by, or want a login)."""
-        import base64
-        import http.client
-        import urllib.error
-        import urllib.parse
-
-        base = self.uri.rstrip("/")
-        api = f"{base}/api/2.0/mlflow/experiments/get-by-name?experiment_name=Default"
-        headers = {}
-        if os.environ.get("MLFLOW_TRACKING_USERNAME"):
-            login = f"{os.environ['MLFLOW_TRACKING_USERNAME']}:{os.environ.get('MLFLOW_TRACKING_PASSWORD', '')}"
-            headers["Authorization"] = "Basic " + base64.b64encode(login.encode()).decode()
-        url = f"{base}/health"
-        try:
-            for url in (f"{base}/health", api):
-                try:
-                    with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5) as r:
-                        r.read()
-                except urllib.error.HTTPError as e:
-                    if url == api and e.code == 404 and "RESOURCE_DOES_NOT_EXIST" in e.read(500).decode(errors="replace"):
-                        continue  # a tracking server without that experiment: it answered, and let us in
-                    raise
-        except urllib.error.HTTPError as e:  # something answered, but not as a tracking server that lets us in
-            body = " ".join(e.read(200).decode(errors="replace").split())
-            body = "" if body.startswith("<") else body[:120]  # an HTML error page says no more than its code
-            if e.code == 401:
-                hint = ("it wants a login: set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD"
-                        if "Authorization" not in headers else "it refused the login in MLFLOW_TRACKING_USERNAME")
-            elif e.code in (400, 403) and "host" in body.lower():
-                hint = ("it refuses the host name this client uses; start the server with --allowed-hosts "
-                        f"{urllib.parse.urlsplit(self.uri).netloc}")
-            else:
-                hint = "not an MLflow tracking server that this client may use"
-            what = "/health" if url.endswith("/health") else "an API call"
-            raise TrackingError(f"{self.uri} answered HTTP {e.code} ({body or e.reason}) to {what}: {hint}") from None
-        except (OSError, ValueError, http.client.HTTPException) as e:  # refused, no such host, timed out, bad URI
-            raise TrackingError(f"cannot reach the MLflow server at {self.uri} ({getattr(e, 'reason', None) or e}); "
-                                f"start it, or unset MLFLOW_TRACKING_URI to use the local store") from None
+    @property
+    def shown(self) -> str:
+        """The URI as it may be printed or logged: its password, if it has one, as ***."""
+        return redact(self.uri)
 
     @property
     def artifact_root(self) -> str | None:

@@ -1,11 +1,15 @@
 """The environment travels with each run (env.* tags), and the report flags a comparison whose runs differ in it."""
+import hashlib
 import platform
+from pathlib import Path
 
 import torch
 
 from analysis import report
 from lm.tracking.environment import COMPARED
 from tests.analysis.test_report import make
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def runs_of(client, experiment):
@@ -29,7 +33,7 @@ def test_the_report_shows_the_environments_and_flags_a_comparison_that_mixes_the
     folder, client = store_copy
     rc, _, _ = make(folder, tmp_path / "same", "quick=true", "log=false")
     md = (tmp_path / "same" / "report.md").read_text()
-    assert rc == 0 and "| python | torch | lightning | mlflow | numpy | device | threads | git_commit | corpus |" in md
+    assert rc == 0 and "| python | torch | lightning | mlflow | numpy | lock | device | threads | git_commit | corpus |" in md
     assert "Within each exercise every run ran in the same environment, on the same corpus." in md
     h1 = next(r for r in runs_of(client, "quick/heads") if r.data.tags["variant"] == "h1")
     client.set_tag(h1.info.run_id, "env.torch", "2.0.0")
@@ -38,3 +42,15 @@ def test_the_report_shows_the_environments_and_flags_a_comparison_that_mixes_the
     assert rc == 0 and f"- ⚠ heads: its runs differ in torch (2.0.0, {torch.__version__}), so their comparison " \
                        f"mixes environments" in md
     assert "⚠ nopos" not in md
+
+
+def test_every_run_carries_its_lock_files_hash_and_the_report_flags_runs_from_different_locks(store_copy, tmp_path):
+    folder, client = store_copy
+    lock = hashlib.sha256((ROOT / "requirements.lock").read_bytes()).hexdigest()[:12]
+    runs = runs_of(client, "quick/heads")
+    assert {r.data.tags["env.lock"] for r in runs} == {lock}
+    client.set_tag(runs[0].info.run_id, "env.lock", "0123456789ab")   # installed from another lock file
+    rc, _, _ = make(folder, tmp_path / "mixed", "quick=true", "log=false")
+    md = (tmp_path / "mixed" / "report.md").read_text()
+    assert rc == 0 and f"- ⚠ heads: its runs differ in lock ({', '.join(sorted([lock, '0123456789ab']))}), so " \
+                       f"their comparison mixes environments" in md

@@ -67,6 +67,17 @@ def rows(f: dict) -> list[tuple[str, str]]:
         out.append(("SLURM faults survived", f"{len(faults)} of 4  (SLURM {slurm.get('version', '?')}, one node: "
                                              f"{', '.join(k.replace('_', ' ') for k in faults) or 'none ran'})"))
         out += [(f"  {k.replace('_', ' ')}", v) for k, v in slurm.items() if k != "version"]
+    server = f.get("server", {})
+    for key, name in (("restart", "team server restart"), ("wrong_password", "wrong password")):
+        if key in server:
+            out.append((name, server[key]))
+    scans = {k.removeprefix("scan_").replace("_", " "): v for k, v in server.items() if k.startswith("scan_")}
+    if scans:
+        read = {k: sum(s.get(k, 0) for s in scans.values())
+                for k in ("found", "texts", "params", "tags", "artifact_files")}
+        out.append(("secrets scan", f"{read['found']} passwords found in {read['texts']} outputs and job logs, "
+                                    f"{read['params']} params, {read['tags']} tags, {read['artifact_files']} artifact files "
+                                    f"({'; '.join(scans)})"))
     if safe:
         out.append(("safety", f"{safe.get('shell_calls', '?')} shell calls in {safe.get('files_scanned_for_shells', '?')} "
                               f"files; {safe.get('artifact_files_outside_the_root', '?')} artifacts outside the root; "
@@ -84,7 +95,7 @@ def main() -> int:
         return 1
     table = rows(json.loads(FIGURES.read_text()))
     width = max(len(k) for k, _ in table)
-    print("\nreliability figures (tests/reliability, this run):")
+    print("\nreliability figures (tests/reliability, tests/slurm, tests/server; this run):")
     for k, v in table:
         print(f"  {k:<{width}}  {v}")
     return 0

@@ -77,6 +77,9 @@ COMMANDS = {
         "tests/scaleout/test_gpu_check.py::test_make_gpu_check_on_the_cpu_runs_every_step_at_toy_size_into_one_table",),
     'make bench ARGS="quick=true only=sample,startup"': (
         "tests/speed/test_make_bench.py::test_make_bench_quick_prints_the_sampling_and_start_up_rows_with_their_targets",),
+    "tests/server/pgserver.sh start": (
+        "tests/server/test_team_server.py::test_the_quick_suite_and_the_report_run_on_the_team_server_with_the_login_in_the_environment",
+        "tests/server/test_team_server.py::test_the_server_stopped_for_20_s_in_the_middle_of_a_run_leaves_it_finished_with_every_point_once"),
 }
 # Blocks that hold no command lines: files (run by their own tests: wider.yaml, the notebook) and printed output.
 NOT_COMMANDS = {"yaml", "python", "text"}

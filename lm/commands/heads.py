@@ -97,6 +97,15 @@ def show(table: pd.DataFrame, heads: pd.DataFrame | None) -> str:
             df[col] = [("" if pd.isna(x) else f"{x:+.3f}" if signed else f"{x:.2f}") for x in df[col]]
     return df.fillna("").to_string(index=False)
 
+def finished_runs(store, experiment: str) -> list:
+    """`make heads EXERCISE=...`'s runs: every finished child run of the experiment, every page of them."""
+    from lm.tracking.store import every_run
+
+    exp = store.client.get_experiment_by_name(experiment)
+    return [] if exp is None else every_run(store.client, [exp.experiment_id],
+                                            "attributes.status = 'FINISHED' and tags.variant != ''")
+
+
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
@@ -134,9 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for ex in chosen:
         name = ("quick/" if opts.quick else "") + ex.name
-        exp = store.client.get_experiment_by_name(name)
-        runs = [] if exp is None else store.client.search_runs(
-            [exp.experiment_id], "attributes.status = 'FINISHED' and tags.variant != ''", max_results=10_000)
+        runs = finished_runs(store, name)
         if not runs:
             print(f"{name}: no finished runs")
             continue

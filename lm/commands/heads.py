@@ -97,15 +97,6 @@ def show(table: pd.DataFrame, heads: pd.DataFrame | None) -> str:
             df[col] = [("" if pd.isna(x) else f"{x:+.3f}" if signed else f"{x:.2f}") for x in df[col]]
     return df.fillna("").to_string(index=False)
 
-def finished_runs(store, experiment: str) -> list:
-    """`make heads EXERCISE=...`'s runs: every finished child run of the experiment, every page of them."""
-    from lm.tracking.store import every_run
-
-    exp = store.client.get_experiment_by_name(experiment)
-    return [] if exp is None else every_run(store.client, [exp.experiment_id],
-                                            "attributes.status = 'FINISHED' and tags.variant != ''")
-
-
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
@@ -113,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     from lm.model.data import DataError
     from lm.spec import exercises
     from lm.spec.errors import ConfigError
-    from lm.tracking.store import Store, TrackingError
+    from lm.tracking.store import Store, TrackingError, finished_runs
 
     try:
         opts = cli.heads_options(sys.argv[1:] if argv is None else argv)
@@ -143,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for ex in chosen:
         name = ("quick/" if opts.quick else "") + ex.name
-        runs = finished_runs(store, name)
+        runs = finished_runs(store.client, name)
         if not runs:
             print(f"{name}: no finished runs")
             continue

@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
         elif s.launcher.name != "local":
             raise ConfigError(f"launcher.name={s.launcher.name!r} must be local or submitit")
         chosen, jobs = plan(s, chosen)
+        planned = time.time() - started
         if show:
             print(process.to_yaml({**OmegaConf.to_container(OmegaConf.structured(s)),
                                "runs": [f"{j.experiment}/{j.spec.name}" for j in jobs]}))
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
         for data in {j.cfg.data.sha256: j.cfg for j in jobs}.values():
             train.prepare(data)
         store = Store(s.tracking_uri, jobs[0].cfg.tracking.checkpoint_dir)
+        imported = time.time()
     except USER_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -119,7 +121,9 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
               f"{copied} copied from a twin ({len(done) / wall * 3600:.0f} runs/hour; one after another they took "
               f"{serial / 60:.1f} min)")
     else:
-        print("\nnothing to run: every run is already finished (see `make ui` or `make report`)")
+        # the bookkeeping alone: the plan, and all after the imports and the store's opening (make bench's scale rows)
+        print(f"\nnothing to run: every run is already finished (see `make ui` or `make report`); {len(jobs)} runs "
+              f"checked in {planned + time.time() - imported:.1f} s")
     if not finished:
         print("interrupted: finished runs are kept; run the same command again to resume the rest", file=sys.stderr)
         return 130

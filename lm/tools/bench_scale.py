@@ -2,13 +2,18 @@
 built once and kept in ~/.cache/tinygpt/scale), and how each grows from one size to the next.
 
 For each size, on a fresh copy of the store, in this process (the imports, the same at every size, left out):
-a bare reading of every run (lm.tracking.every_run, MLflow's search_runs page by page: the floor of reading them
-once), the suite that trains nothing, `make report`'s report, `make heads EXERCISE=...`'s discovery of the runs,
-and `runs.table()`.
+a bare reading of every run (lm.tracking.store.every_run, MLflow's search_runs page by page: the floor of reading
+them once) and `make heads EXERCISE=...`'s discovery of the runs; the suite that trains nothing, as a process
+that says how long its bookkeeping took (its imports left out); `make report`'s report and `runs.table()`, in a
+process of analysis's own (analysis/scale_timing.py).
 """
 import contextlib
 import io
+import json
 import os
+import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -28,35 +33,38 @@ def measure(uri: str, runs: int, out: Path) -> dict[str, float]:
     """Seconds of each step on the store at uri, which holds the scale exercise of `runs` runs."""
     from mlflow.tracking import MlflowClient
 
-    from analysis import report
-    from analysis import runs as runs_table
-    from lm.commands import heads, suite
-    from lm.tracking.store import Store, every_run
+    from lm.tracking.store import every_run, finished_runs
 
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name(scale_store.NAME).experiment_id
     found = {}
-
-    def suite_run():
-        found["suite"] = suite.main([f"tracking_uri={uri}", f"seeds={runs // 2}"],
-                                    chosen=[scale_store.exercise(runs)])
-
-    def report_run():
-        found["report"] = report.main([f"tracking_uri={uri}", f"ablations={scale_store.NAME}", f"out={out}",
-                                       "log=false"])
-
     seconds = {
         "search": _timed(lambda: found.setdefault("listed", len(every_run(client, [experiment])))),
-        "suite": _timed(suite_run),
-        "report": _timed(report_run),
-        "heads": _timed(lambda: found.setdefault("heads", len(heads.finished_runs(Store(uri), scale_store.NAME)))),
-        "table": _timed(lambda: found.setdefault("table", len(runs_table.table(ablations=scale_store.NAME,
-                                                                                tracking_uri=uri)))),
+        "heads": _timed(lambda: found.setdefault("heads", len(finished_runs(client, scale_store.NAME)))),
     }
-    if found["suite"] != 0 or found["report"] != 0 or found["listed"] != runs + 1 or found["heads"] != runs \
-            or found["table"] != runs:
+    if found != {"listed": runs + 1, "heads": runs}:
         raise RuntimeError(f"the scale rows at {runs} runs did not hold: {found}")
-    return seconds
+    # The suite as a user starts it, with the scale exercise as a sweep gives its own (an exercise file of its own
+    # in a folder of its own); it says how long its bookkeeping took, the imports left out.
+    folder = out.with_name(f"{out.name}-exercises")
+    folder.mkdir(parents=True)
+    (folder / f"{scale_store.NAME}.yaml").write_text(scale_store.exercise_yaml(runs // 2))
+    p = _python(["-m", "lm.commands.suite", f"ablations=[{scale_store.NAME}]", f"tracking_uri={uri}"],
+                TINYGPT_EXPERIMENTS=str(folder))
+    checked = re.search(rf"{runs} runs checked in ([\d.]+) s", p.stdout)
+    if "0 to run" not in p.stdout or not checked:
+        raise RuntimeError(f"the suite at {runs} runs trained or said nothing: {p.stdout[-1000:]}")
+    seconds["suite"] = float(checked[1])
+    # the report and runs.table(), timed in a process of analysis's own (lm never imports analysis)
+    p = _python(["-m", "analysis.scale_timing", uri, str(runs), str(out)])
+    return {**seconds, **json.loads(p.stdout.splitlines()[-1])}
+
+
+def _python(args: list[str], **env) -> subprocess.CompletedProcess:
+    p = subprocess.run([sys.executable, *args], capture_output=True, text=True, env={**os.environ, **env})
+    if p.returncode:
+        raise RuntimeError(f"python {' '.join(args)} exited {p.returncode}: {p.stderr[-2000:]}")
+    return p
 
 
 ROWS = {"search": "a bare reading of every run (search_runs, paged)",

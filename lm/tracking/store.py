@@ -49,6 +49,13 @@ def every_run(client: MlflowClient, experiment_ids: list[str], filter_string: st
             return runs
 
 
+def finished_runs(client: MlflowClient, experiment: str) -> list:
+    """An experiment's finished runs of its variants (`make heads EXERCISE=...`'s), every page of them."""
+    exp = client.get_experiment_by_name(experiment)
+    return [] if exp is None else every_run(client, [exp.experiment_id],
+                                            "attributes.status = 'FINISHED' and tags.variant != ''")
+
+
 def every_experiment(client: MlflowClient) -> list:
     """Every active experiment, page after page (one search_experiments call returns at most 1,000)."""
     found, token = [], None

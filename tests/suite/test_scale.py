@@ -7,12 +7,11 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from analysis.store import Reader
-from lm.commands import heads
 from lm.commands import suite as suite_command
 from lm.suite import suite
 from lm.tools import scale_store
 from lm.tracking import store as tracking
-from lm.tracking.store import Store, every_run
+from lm.tracking.store import every_run, finished_runs
 
 RUNS = 10_002  # past one page (lm.tracking.PAGE), and past the 10,000 newest runs that one search_runs gave
 
@@ -64,5 +63,5 @@ def test_every_listing_of_runs_reads_every_page(tmp_path, monkeypatch, capsys):
     no_op_suite(uri, 10, capsys)
     metrics = check_layout(experiment_runs(uri), jobs)
     assert metrics["h4/seeds"] == metrics["h2/seeds"] == 5
-    assert len(heads.finished_runs(Store(uri), scale_store.NAME)) == 10
+    assert len(finished_runs(MlflowClient(uri), scale_store.NAME)) == 10
     assert set(Reader(uri).exercise_files()) == {scale_store.NAME}

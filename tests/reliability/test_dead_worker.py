@@ -26,7 +26,7 @@ def dead_worker(tmp_path_factory):
     (folder / "experiments").mkdir()
     (folder / "experiments" / "small.yaml").write_text(EXERCISE)
     store = folder / "store"
-    killed = harness.run("lm.suite", ARGS, store, fault="step:5:oom", TINYGPT_EXPERIMENTS=folder / "experiments")
+    killed = harness.run("lm.commands.suite", ARGS, store, fault="step:5:oom", TINYGPT_EXPERIMENTS=folder / "experiments")
     client = MlflowClient(harness.uri(store))
     runs = {r.info.run_name: r for r in client.search_runs([client.get_experiment_by_name("quick/small").experiment_id])
             if r.data.tags.get("role") != "exercise"}

@@ -177,7 +177,7 @@ def whole_run(table, scratch: str, steps: int, pairs: int, extra: list[str] = ()
 
     prof, collector = os.path.join(scratch, "train.prof"), os.path.join(scratch, "gc.json")
     env_new = {**env, "TINYGPT_STORE": os.path.join(scratch, "profiled")}
-    total = wall(["-m", "cProfile", "-o", prof, "-m", "lm.gc_clock", collector, "lm.commands.train", f"train.steps={steps}",
+    total = wall(["-m", "cProfile", "-o", prof, "-m", "lm.tools.gc_clock", collector, "lm.commands.train", f"train.steps={steps}",
                   *extra], env_new, 0)
     stats = pstats.Stats(prof).stats
     table.section(f"where a whole run's seconds go: one `make train` of {steps} steps under cProfile ({total:.1f} s "

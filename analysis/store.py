@@ -20,7 +20,7 @@ from lm.spec import measures
 from lm.spec.errors import TrackingError
 from lm.spec.exercises import Exercise, NotApplicable, NotMeasured, NotRun
 from lm.spec.store_check import check_server, redact
-from lm.tracking.store import pointed_at
+from lm.tracking.store import every_experiment, every_run, pointed_at
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
@@ -48,7 +48,7 @@ class Reader:
         self._artifacts: dict = {}
         self._artifact_uris: dict[str, str] = {}  # run id → its artifact location, from search_runs
         try:
-            self.experiments = {e.name: e for e in self.client.search_experiments()}
+            self.experiments = {e.name: e for e in every_experiment(self.client)}
         except Exception as e:  # a server that does not answer, a database that is not MLflow's
             raise StoreError(f"cannot read the MLflow store at {redact(uri)}: "
                              f"{redact(str(e).splitlines()[0][:200])}") from None
@@ -110,8 +110,7 @@ class Reader:
                and (name.startswith(prefix) if prefix else not name.startswith("quick/"))]
         if not ids:
             return {}
-        parents = self.client.search_runs(ids, "tags.role = 'exercise'", order_by=["attributes.start_time DESC"],
-                                          max_results=10000)
+        parents = every_run(self.client, ids, "tags.role = 'exercise'", order_by=["attributes.start_time DESC"])
         names = {e.experiment_id: name for name, e in self.experiments.items()}
         found = {}
         for run in parents:

@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     from lm.model.data import DataError
     from lm.spec import exercises
     from lm.spec.errors import ConfigError
-    from lm.tracking.store import Store, TrackingError
+    from lm.tracking.store import Store, TrackingError, finished_runs
 
     try:
         opts = cli.heads_options(sys.argv[1:] if argv is None else argv)
@@ -134,9 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for ex in chosen:
         name = ("quick/" if opts.quick else "") + ex.name
-        exp = store.client.get_experiment_by_name(name)
-        runs = [] if exp is None else store.client.search_runs(
-            [exp.experiment_id], "attributes.status = 'FINISHED' and tags.variant != ''", max_results=10_000)
+        runs = finished_runs(store.client, name)
         if not runs:
             print(f"{name}: no finished runs")
             continue

@@ -18,10 +18,12 @@ from lm.spec.errors import USER_ERRORS
 from lm.spec.exercises import Exercise
 from lm.suite import launchers
 from lm.suite.suite import (
+    CtrlC,
     State,
     attach,
     dispatch,
     exclusive,
+    finished_children,
     load_suite_config,
     pair_twins,
     plan,
@@ -46,6 +48,7 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
         elif s.launcher.name != "local":
             raise ConfigError(f"launcher.name={s.launcher.name!r} must be local or submitit")
         chosen, jobs = plan(s, chosen)
+        planned = time.time() - started
         if show:
             print(store_check.redact(process.to_yaml({**OmegaConf.to_container(OmegaConf.structured(s)),
                                                       "runs": [f"{j.experiment}/{j.spec.name}" for j in jobs]})))
@@ -59,11 +62,16 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
         for data in {j.cfg.data.sha256: j.cfg for j in jobs}.values():
             train.prepare(data)
         store = Store(s.tracking_uri, jobs[0].cfg.tracking.checkpoint_dir)
+        imported = time.time()
     except USER_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    with exclusive(store) as workers_lock:
-        parents = attach(store, chosen, jobs, "quick/" if s.quick else "")
+    except KeyboardInterrupt:
+        print("interrupted before any run started", file=sys.stderr)
+        return 130
+    with exclusive(store) as workers_lock, CtrlC() as ctrl_c:
+        listed: dict[str, list] = {}
+        parents = attach(store, chosen, jobs, "quick/" if s.quick else "", listed)
         for run_id in parents.values():
             for name, text in (files or {}).items():
                 store.client.log_text(run_id, text, name)
@@ -71,8 +79,8 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
         todo = [j for j in jobs if j.state == State.PENDING]
         print(f"{len(jobs)} runs in {len(chosen)} exercises ({store.shown}): "
               f"{len(jobs) - len(todo)} already done, {len(todo)} to run", flush=True)
-        finished = True
-        if todo:
+        finished = not ctrl_c.count  # a Ctrl-C before now: no run starts
+        if todo and finished:
             if s.launcher.name == "submitit":
                 from lm.suite.submitit_launcher import SubmititLauncher
                 launcher = SubmititLauncher(s.launcher, workers_lock)
@@ -87,7 +95,7 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
             with tqdm(total=sum(j.cost for j in todo), position=0, disable=not sys.stdout.isatty(),
                       bar_format="{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]") as bar:
                 try:
-                    finished = dispatch(jobs, launcher, bar, store)
+                    finished = dispatch(jobs, launcher, bar, store, ctrl_c)
                 finally:
                     launcher.shutdown(cancel=not finished)
         for job in jobs:  # created RUNNING, never started (skipped, or interrupted on its way): none is left RUNNING
@@ -97,9 +105,10 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
         means = {}
         for ex in chosen:  # each variant's mean, std and seed count, on the exercise's parent run; the views' ranges
             name = f"{'quick/' if s.quick else ''}{ex.name}"
-            means[name] = aggregates.refresh(store, parents[name], ex)
-            exp_id = store.client.get_run(parents[name]).info.experiment_id
-            views.refresh(store.client, exp_id, ex, store.client.search_runs([exp_id], max_results=10000))
+            ran = [j for j in todo if j.experiment == name and j.run_id]
+            children = finished_children(store, parents[name], listed[name], ran)
+            means[name] = aggregates.refresh(store, parents[name], ex, children)
+            views.refresh(store.client, store.client.get_run(parents[name]).info.experiment_id, ex, children)
         for name, run_id in parents.items():
             states = [j.state for j in jobs if j.experiment == name]
             status = "KILLED" if State.KILLED in states or State.PENDING in states else (
@@ -115,11 +124,16 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
               f"{copied} copied from a twin ({len(done) / wall * 3600:.0f} runs/hour; one after another they took "
               f"{serial / 60:.1f} min)")
     else:
-        print("\nnothing to run: every run is already finished (see `make ui` or `make report`)")
+        # the bookkeeping alone: the plan, and all after the imports and the store's opening (make bench's scale rows)
+        print(f"\nnothing to run: every run is already finished (see `make ui` or `make report`); {len(jobs)} runs "
+              f"checked in {planned + time.time() - imported:.1f} s")
     if not finished:
         print("interrupted: finished runs are kept; run the same command again to resume the rest", file=sys.stderr)
         return 130
-    failed = [j for j in jobs if j.state in (State.FAILED, State.SKIPPED)]
+    if ctrl_c.count:  # it came as the suite ended: nothing was stopped
+        print("interrupted: every run had already finished", file=sys.stderr)
+        return 130
+    failed = [j for j in jobs if j.state.gave_up]  # a run stopped by a scheduler's signal (KILLED) too
     return 1 if failed else 0
 
 if __name__ == "__main__":

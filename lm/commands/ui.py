@@ -78,9 +78,10 @@ def exercise_links(uri: str, base: str) -> list[tuple[str, str, str | None]]:
     from mlflow.tracking import MlflowClient
 
     from lm.tracking import views
+    from lm.tracking.store import every_experiment
 
     out = []
-    for exp in sorted(MlflowClient(uri).search_experiments(), key=lambda e: e.name):
+    for exp in sorted(every_experiment(MlflowClient(uri)), key=lambda e: e.name):
         if exp.name != "Default":
             charts = views.link(base, exp) if views.has_view(exp) else None
             runs = views.link(base, exp, views.TABLE_KEY) if views.has_view(exp, views.TABLE_KEY) else \

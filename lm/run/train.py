@@ -177,16 +177,17 @@ def execute(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, init_run:
     torch.set_num_threads(cfg.runtime.threads or os.cpu_count())
     ckpt_dir = store.checkpoint_dir / run_id
     store.mark_running(run_id)
+    stop = StopOnSignal()
     try:
         # Lightning's logger points the whole process at the store; it is put back when the run ends.
-        with StopOnSignal() as stop, pointed_at(store.uri):
+        with stop, pointed_at(store.uri):
             result = _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop, callbacks)
-    except Interrupted as e:
+    except Interrupted as e:  # signal: which one stopped it (a suite stops on a Ctrl-C that its runs saw)
         store.end_run(run_id, "KILLED", str(e))
-        return {"status": "KILLED", "reason": str(e)}
+        return {"status": "KILLED", "reason": str(e), "signal": stop.signal}
     except KeyboardInterrupt:
         store.end_run(run_id, "KILLED", "interrupted")
-        return {"status": "KILLED", "reason": "interrupted"}
+        return {"status": "KILLED", "reason": "interrupted", "signal": stop.signal or "SIGINT"}
     except Diverged as e:
         store.end_run(run_id, "FAILED", str(e))
         store.client.set_tag(run_id, "diverged", "true")

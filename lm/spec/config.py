@@ -1,4 +1,5 @@
 """One run's configuration: composed by Hydra from conf/, checked against typed schemas, hashed."""
+import copy
 import functools
 import hashlib
 import json
@@ -7,7 +8,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
+from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra.core.config_store import ConfigStore
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override, OverrideType
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -173,6 +177,57 @@ def to_run_config(cfg: DictConfig) -> RunConfig:
 def load(overrides: list[str] = ()) -> RunConfig:
     """conf/train.yaml with Hydra overrides, checked: any problem is one ConfigError before any work."""
     return to_run_config(compose_dict(list(overrides)))
+
+
+def load_run(overrides: list[str], seed: int | None = None, run_name: str | None = None) -> RunConfig:
+    """load([*overrides, f"seed={seed}", f"tracking.run_name={quoted(run_name)}"]), each left out when None, for a
+    plan of many runs: the runs that share `overrides` (a variant's seeds) share one checked config, copied and given
+    each its seed and name. Composing and checking one config takes 0.1 to 0.4 s (Hydra's compose, then the typed
+    schemas), a copy 0.2 ms; 10,000 runs of two variants were 17 minutes of composing before any work."""
+    base = _shared(tuple(overrides))
+    if base is None:  # a value interpolates the seed or the run's name: composed whole, as load() would
+        return load([*overrides, *([f"seed={seed}"] if seed is not None else []),
+                     *([f"tracking.run_name={quoted(run_name)}"] if run_name is not None else [])])
+    cfg = copy.deepcopy(base)
+    if seed is not None:
+        cfg.seed = seed
+    if run_name is not None:
+        cfg.tracking.run_name = run_name
+    return cfg
+
+
+PER_RUN = re.compile(r"\$\{[^}]*\b(seed|run_name)\b")  # an interpolation of what load_run sets on each copy
+
+
+@functools.lru_cache(maxsize=1024)
+def _shared(overrides: tuple[str, ...]) -> RunConfig | None:
+    """The config of these overrides (never to be changed: load_run copies it), composed once per set of config
+    group choices (data=, model=, profile=, +key, ~key) and the plain values applied by Hydra's own code, as its
+    compose applies them after the groups (a sweep's points differ in values: 0.06 s each rather than 0.4 s); None
+    when a value interpolates the seed or the run's name, which load_run sets on each copy."""
+    try:
+        parsed = _parser().parse_overrides(list(overrides))
+        values = [o for o in parsed if _is_value(o)]
+        cfg = compose_dict([o.input_line for o in parsed if not _is_value(o)])
+        ConfigLoaderImpl._apply_overrides_to_config(values, cfg)
+    except (HydraException, OmegaConfBaseException):
+        return to_run_config(compose_dict(list(overrides)))  # raises the error load() gives, in its words
+    if PER_RUN.search(OmegaConf.to_yaml(cfg)):
+        return None
+    return to_run_config(cfg)
+
+
+@functools.cache
+def _parser() -> OverridesParser:
+    return OverridesParser.create()
+
+
+def _is_value(o: Override) -> bool:
+    """A plain key=value that Hydra applies after composing (not a config group's choice, an addition or a
+    deletion, which change what is composed); anything in doubt is composed."""
+    key = o.key_or_group
+    return (o.type is OverrideType.CHANGE and not o.is_sweep_override() and not key.startswith("hydra")
+            and not (CONF_DIR / key.replace(".", "/")).exists() and not (CONF_DIR / key).exists())
 
 
 def quoted(value: str) -> str:

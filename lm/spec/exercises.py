@@ -50,12 +50,16 @@ class RunSpec:
     exercise: str
     variant: str
     seed: int
-    overrides: list[str]
+    shared: list[str]   # the exercise's and the variant's overrides: the same for every seed
     init_from: str | None = None
 
     @property
     def name(self) -> str:
         return f"{self.variant}/seed{self.seed}"
+
+    @property
+    def overrides(self) -> list[str]:
+        return [*self.shared, f"seed={self.seed}"]
 
 
 @dataclass
@@ -76,11 +80,10 @@ class Exercise:
     report: list[dict] | None = None  # the report section's figures: [{kind: curves, metrics: [val_loss]}, ...]
     ui: dict | None = None            # make ui's first charts (lm/tracking/views.py): {lines: [...], bars: [...]}
 
-    def runs(self, seeds: int, extra: list[str] = ()) -> list[RunSpec]:
+    def runs(self, seeds: int) -> list[RunSpec]:
         n = self.seeds or seeds
         steps = [f"train.steps={self.steps}"] if self.steps else []
-        return [RunSpec(self.name, variant, seed, [*steps, *self.overrides, *overrides, f"seed={seed}", *extra],
-                        self.init_from)
+        return [RunSpec(self.name, variant, seed, [*steps, *self.overrides, *overrides], self.init_from)
                 for variant, overrides in self.variants.items() for seed in range(1, n + 1)]
 
 

@@ -5,6 +5,8 @@
     TINYGPT_FAULT=logging:3:sigint    a Ctrl-C instead: SIGINT to the process group, as a terminal sends it
     TINYGPT_FAULT=step:5:stall        this process waits there for a signal (a scheduler's SIGTERM, a Ctrl-C), so a
                                       test can cancel a job at a known step (tests/slurm)
+    TINYGPT_FAULT=step:5:oom          SIGKILL this process alone, as the kernel's out-of-memory killer would: only
+                                      the first of the suite's processes to get there (a worker), the others go on
 
 The points: `step` (a training step has ended), `validation` (a validation batch), `logging` (just before a write
 of metrics to MLflow), `checkpoint` (a checkpoint is being written: the old one is still in place). Counts are per
@@ -16,8 +18,10 @@ Unset, `point` costs a comparison: the variable is read once, when this module i
 """
 import os
 import signal
+import tempfile
 
 POINTS = ("step", "validation", "logging", "checkpoint")
+MODES = ("", "group", "sigint", "stall", "oom")
 
 
 def _parse(spec: str) -> tuple[str | None, int, str]:
@@ -25,8 +29,9 @@ def _parse(spec: str) -> tuple[str | None, int, str]:
         return None, 0, "kill"
     name, _, rest = spec.partition(":")
     count, _, mode = rest.partition(":")
-    if name not in POINTS or not count.isdigit() or int(count) < 1 or mode not in ("", "group", "sigint", "stall"):
-        raise ValueError(f"TINYGPT_FAULT={spec!r}: expected POINT:N[:group|:sigint|:stall] with POINT one of {POINTS}")
+    if name not in POINTS or not count.isdigit() or int(count) < 1 or mode not in MODES:
+        raise ValueError(f"TINYGPT_FAULT={spec!r}: expected POINT:N[:group|:sigint|:stall|:oom] with POINT one of "
+                         f"{POINTS}")
     return name, int(count), mode or "kill"
 
 
@@ -51,6 +56,8 @@ def _count() -> None:
 
 def fire() -> None:
     me, root = os.getpid(), int(os.environ.get("TINYGPT_FAULT_ROOT", os.getpid()))
+    if _mode == "oom" and not _first(root):
+        return
     log = os.environ.get("TINYGPT_FAULT_LOG")
     if log:
         with open(log, "a") as f:
@@ -67,8 +74,20 @@ def fire() -> None:
             for pid in {root, me}:
                 os.kill(pid, signal.SIGINT)
         return
+    if _mode == "oom":
+        os.kill(me, signal.SIGKILL)
     if _mode == "group" and own_group:
         os.killpg(root, signal.SIGKILL)
     if root != me:
         os.kill(root, signal.SIGKILL)
     os.kill(me, signal.SIGKILL)
+
+
+def _first(root: int) -> bool:
+    """Whether this is the first process of the suite started by root to take the fault (a file made once)."""
+    try:
+        os.close(os.open(os.path.join(tempfile.gettempdir(), f"tinygpt-fault-{root}-{_target}-{_at}"),
+                         os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        return False

@@ -217,6 +217,7 @@ class Section(str, Enum):
     STARTUP = "startup"
     PROCESS = "process"
     REPORT = "report"
+    SCALE = "scale"
 
 
 @dataclasses.dataclass
@@ -225,11 +226,15 @@ class BenchOptions:
     quick: bool = False
     threads: int = 0            # 0: every core
     chunks: int = 0             # timed chunks of 50 steps per harness run; 0: 3 with quick, else 8
+    pairs: int = 0              # the process row's pairs of whole processes, harness and plain loop; 0: 5
+    steps: int = 0              # the steps of each of those processes; 0: 50 with quick, else the 3,000
     only: list[Section] = dataclasses.field(default_factory=lambda: list(Section))
 
     def finish(self) -> BenchOptions:
         self.threads = self.threads or os.cpu_count() or 1
         self.chunks = self.chunks or (3 if self.quick else 8)
+        self.pairs = self.pairs or 5
+        self.steps = self.steps or (50 if self.quick else 3000)
         return self
 
     @property

@@ -5,7 +5,8 @@ import os
 import signal
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 
 def plan_workers(jobs: int, workers: int = 0, threads: int = 0, gpus: int = 0) -> tuple[int, int]:
@@ -24,7 +25,7 @@ def plan_workers(jobs: int, workers: int = 0, threads: int = 0, gpus: int = 0) -
 _slot = None
 
 
-def _init_worker(threads: int, workers_lock: str, parent: int, counter) -> None:
+def _init_worker(threads: int, workers_lock: str, parent: int, slot: int) -> None:
     global _slot
     import torch
 
@@ -35,9 +36,7 @@ def _init_worker(threads: int, workers_lock: str, parent: int, counter) -> None:
     lock = open(workers_lock, "a+")
     fcntl.flock(lock, fcntl.LOCK_SH)
     _init_worker.lock = lock
-    with counter.get_lock():
-        counter.value += 1
-        _slot = counter.value
+    _slot = slot
 
     def watch():  # a worker never outlives its suite, even one killed with SIGKILL
         while os.getppid() == parent:
@@ -51,20 +50,69 @@ def worker_slot() -> int:
     return _slot or 0
 
 
+class WorkerDied(RuntimeError):
+    """The process that ran a job died under it (the kernel's out-of-memory killer, a kill, a crash in C): the
+    job's run failed, and nothing else did."""
+
+
+def death(exitcode: int | None) -> str:
+    """How a worker process ended, in one line: SIGKILL is what the kernel's out-of-memory killer sends."""
+    if exitcode is None or exitcode >= 0:
+        return f"worker exited with status {exitcode} in the middle of a run"
+    name = signal.Signals(-exitcode).name if -exitcode in signal.valid_signals() else "?"
+    return f"worker killed by signal {-exitcode} ({name})" + (": out of memory?" if -exitcode == signal.SIGKILL else "")
+
+
+class _Work:
+    """A job on one worker: done() and result(), a dead worker's BrokenProcessPool told as WorkerDied."""
+
+    def __init__(self, future: Future, process):
+        self.future, self.process = future, process
+
+    def done(self) -> bool:
+        return self.future.done()
+
+    def result(self):
+        try:
+            return self.future.result()
+        except BrokenProcessPool:
+            self.process.join(5)
+            raise WorkerDied(death(self.process.exitcode)) from None
+
+
 class LocalPool:
-    """Worker processes on this machine, each with its share of the cores."""
+    """Worker processes on this machine, each with its share of the cores. Each worker is a pool of its own (a
+    ProcessPoolExecutor of one process): when one dies, concurrent.futures fails every job of its pool
+    (BrokenProcessPool) and terminates the pool's other processes, so a pool of one loses one run, and the others'
+    runs go on. A dead worker's pool is started again for the next job."""
 
     def __init__(self, workers: int, threads: int, workers_lock: str):
         self.capacity, self.threads = workers, threads
-        ctx = mp.get_context("spawn")
-        self.pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
-                                        initargs=(threads, workers_lock, os.getpid(), ctx.Value("i", 0)))
+        self._ctx, self._lock, self._parent = mp.get_context("spawn"), workers_lock, os.getpid()
+        self._pools = {slot: self._start(slot) for slot in range(1, workers + 1)}
+        self._work: dict[int, list[_Work]] = {slot: [] for slot in self._pools}
 
-    def submit(self, fn, *args):
-        return self.pool.submit(fn, *args)
+    def _start(self, slot: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(1, mp_context=self._ctx, initializer=_init_worker,
+                                   initargs=(self.threads, self._lock, self._parent, slot))
+
+    def submit(self, fn, *args) -> _Work:
+        for slot, work in self._work.items():
+            work[:] = [w for w in work if not w.done()]
+        slot = min(self._pools, key=lambda s: len(self._work[s]))  # an idle worker, else the least queued
+        pool = self._pools[slot]
+        if pool._broken:  # its worker died: a new one for this slot (the old pool's threads are ended)
+            pool.shutdown(wait=False)
+            pool = self._pools[slot] = self._start(slot)
+        future = pool.submit(fn, *args)
+        # The pool's process, started by this submit: its exit code says how it died (concurrent.futures says not).
+        (process,) = pool._processes.values()
+        self._work[slot].append(_Work(future, process))
+        return self._work[slot][-1]
 
     def describe(self) -> str:
         return f"{self.capacity} worker{'s' * (self.capacity > 1)} × {self.threads} thread{'s' * (self.threads > 1)}"
 
     def shutdown(self, cancel: bool = False) -> None:
-        self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
+        for pool in self._pools.values():
+            pool.shutdown(wait=not cancel, cancel_futures=cancel)

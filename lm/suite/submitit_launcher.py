@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lm.spec.config import ConfigError
+from lm.suite.launchers import WorkerDied
 
 CLUSTERS = ("slurm", "local", "debug")
 
@@ -116,6 +117,9 @@ class _Job:
         except Exception as e:
             log = getattr(self.job.paths, "stderr", None)
             ending = _slurm_ending(str(self.job.job_id)) if self.slurm else ""
+            if ending == "OUT_OF_MEMORY":  # as a local worker's death: one line, this run FAILED, the suite goes on
+                raise WorkerDied(f"job {self.job.job_id} killed by SLURM at its memory limit (OUT_OF_MEMORY): "
+                                 f"out of memory" + (f" (log: {log})" if log else "")) from None
             raise RuntimeError(f"job {self.job.job_id}{f' {ending}' if ending else ''}: {_last_error(e)}"
                                + (f" (log: {log})" if log else "")) from None
 

@@ -8,6 +8,7 @@ in place, from its last checkpoint. A run that diverged stays FAILED, with its r
 """
 import fcntl
 import hashlib
+import signal
 import sys
 import time
 from contextlib import contextmanager
@@ -84,11 +85,13 @@ class Job:
     spec: RunSpec
     cfg: RunConfig
     experiment: str
+    config_hash: str            # computed once: hashing the whole config takes 0.1 to 0.5 ms
     run_id: str | None = None   # created when the run starts (open_run), so that its MLflow duration is its own
     parent: str | None = None   # the exercise's parent run
     state: State = State.PENDING
     result: dict = field(default_factory=dict)
     twin: "Job | None" = None   # a run of the same config in another exercise: its results are copied, not retrained
+    found: Any = None           # the MLflow run it had finished as (or diverged in) before this suite began
 
     @property
     def cost(self) -> float:
@@ -130,21 +133,22 @@ def plan(s: SuiteConfig, chosen: list[Exercise] | None = None) -> tuple[list[Exe
         if ex.init_from and known[ex.init_from] not in chosen:
             chosen.insert(0, known[ex.init_from])
     prefix = "quick/" if s.quick else ""
+    # An override of the seed for every run (seed=3 on the command line) wins over each run's own, as it always did.
+    seeds_given = any(o.lstrip("+~").split("=")[0] == "seed" for o in s.overrides)
     jobs = []
     for ex in chosen:
         for spec in ex.runs(s.seeds if not s.quick else 1):
             extra = [*(QUICK_OVERRIDES if s.quick else []), *s.overrides,
-                     f"tracking.experiment={config.quoted(prefix + ex.name)}",
-                     f"tracking.run_name={config.quoted(spec.name)}"]
+                     f"tracking.experiment={config.quoted(prefix + ex.name)}"]
             if s.tracking_uri:
                 extra.append(f"tracking.uri={s.tracking_uri}")
             if ex.init_from:  # the same training as the source, so the same checkpoint fits
                 extra.append(f"init_from={ex.init_from}")
-            try:
-                cfg = config.load([*spec.overrides, *extra])
+            try:  # composed once per variant: its seeds are copies (config.load_run)
+                cfg = config.load_run([*spec.shared, *extra], None if seeds_given else spec.seed, spec.name)
             except (ConfigError, DataError) as e:  # DataError: a file of your own that cannot be a corpus
                 raise ConfigError(f"{ex.name}/{spec.name}: {e}") from None
-            jobs.append(Job(spec, cfg, f"{prefix}{ex.name}"))
+            jobs.append(Job(spec, cfg, f"{prefix}{ex.name}", cfg.config_hash))
     return chosen, jobs
 
 
@@ -167,21 +171,30 @@ def exclusive(store) -> None:
         yield workers_lock
 
 
-def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str) -> dict[str, str]:
+def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str, listed: dict | None = None) -> dict[str, str]:
     """Finds or creates each exercise's parent run, finds each job's child run if it has one (a job without one gets
-    it when it starts: open_run); marks finished jobs."""
+    it when it starts: open_run); marks finished jobs. Reads each experiment's runs once, every page of them, and
+    indexes them by config hash: the time grows with the runs. listed: filled with each experiment's runs as read,
+    for the suite's end (finished_children)."""
+    from lm.tracking.store import every_run
+
     parents = {}
-    by_exp: dict[str, list] = {}
+    by_hash: dict[str, dict[str, list]] = {}
     for ex in chosen:
         name = prefix + ex.name
         exp_id = store.experiment_id(name)
         note = views.description(ex)
         store.client.set_experiment_tag(exp_id, "mlflow.note.content", note)
-        runs = store.client.search_runs([exp_id], max_results=10000)
-        by_exp[name] = runs
-        views.refresh(store.client, exp_id, ex, runs)  # the runs page: runs and means, and seeds by variant
-        for r in runs:  # the suite holds the lock, so a RUNNING run is one whose process died
+        runs = every_run(store.client, [exp_id])  # the newest first
+        if listed is not None:
+            listed[name] = runs
+        if not any(r.data.tags.get("role") == "exercise" for r in runs):
+            views.refresh(store.client, exp_id, ex, [])  # a new exercise's views; the suite's end draws them again
+        index = by_hash[name] = {}
+        for r in runs:
+            index.setdefault(r.data.tags.get("config_hash"), []).append(r)
             if r.info.status == "RUNNING" and r.data.tags.get("role") != "exercise":
+                # the suite holds the lock, so a RUNNING run is one whose process died
                 store.end_run(r.info.run_id, "KILLED", "found RUNNING by the next suite: its process had died")
         parent = next((r for r in runs if r.data.tags.get("role") == "exercise"), None)
         if parent is None:
@@ -192,11 +205,12 @@ def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str) -> dict[
             store.mark_running(parents[name])
     for job in jobs:
         job.parent = parents[job.experiment]
-        found = [r for r in by_exp[job.experiment] if r.data.tags.get("config_hash") == job.cfg.config_hash]
+        found = by_hash[job.experiment].get(job.config_hash, [])
         finished = next((r for r in found if r.info.status == "FINISHED"), None)
         diverged = next((r for r in found if r.data.tags.get("diverged") == "true"), None)
         if finished or diverged:
-            job.run_id, job.state = (finished or diverged).info.run_id, State.FINISHED if finished else State.FAILED
+            job.found = finished or diverged
+            job.run_id, job.state = job.found.info.run_id, State.FINISHED if finished else State.FAILED
             continue
         if found:  # interrupted or crashed: train it again, in place, from its checkpoint if it has one
             job.run_id = found[0].info.run_id
@@ -209,10 +223,25 @@ def open_run(store, job: Job) -> str:
     showed a median of 122 s: docs/ui.md). Created in the suite's process, under its lock, so a kill leaves it
     RUNNING for the next suite to find by its config hash, mark KILLED and train again in place."""
     if job.run_id is None:
-        job.run_id = store.create_run(job.experiment, job.spec.name, {
-            "ablation": job.spec.exercise, "variant": job.spec.variant, "seed": job.spec.seed,
-            "config_hash": job.cfg.config_hash}, parent=job.parent)
+        job.run_id = store.create_run(job.experiment, job.spec.name, child_tags(job), parent=job.parent)
     return job.run_id
+
+
+def finished_children(store, parent_id: str, listed: list, jobs: list[Job]) -> list:
+    """The parent's finished child runs at the suite's end: those attach() read, but the runs this suite started
+    (jobs), read again. One get_run per run trained rather than a second reading of every run: at 10,000 runs
+    a reading took as long as the rest of a suite that trains nothing."""
+    ran = {j.run_id for j in jobs}
+    runs = [r for r in listed if r.info.run_id not in ran and r.info.status == "FINISHED"
+            and r.data.tags.get("mlflow.parentRunId") == parent_id]
+    runs += [store.client.get_run(run_id) for run_id in ran]
+    return [r for r in runs if r.info.status == "FINISHED"]
+
+
+def child_tags(job: Job) -> dict[str, object]:
+    """The tags a job's run is created with (beside the store's own: lm.tracking.store.Store.create_run)."""
+    return {"ablation": job.spec.exercise, "variant": job.spec.variant, "seed": job.spec.seed,
+            "config_hash": job.config_hash}
 
 
 def pair_twins(jobs: list[Job]) -> None:
@@ -220,7 +249,7 @@ def pair_twins(jobs: list[Job]) -> None:
     one trains (or has finished already) and each other pending one copies its results."""
     leaders: dict[str, Job] = {}
     for job in sorted(jobs, key=lambda j: j.state == State.PENDING):  # a finished run leads
-        leader = leaders.setdefault(job.cfg.config_hash, job)
+        leader = leaders.setdefault(job.config_hash, job)
         if leader is not job and job.state == State.PENDING:
             job.twin = leader
 
@@ -241,7 +270,7 @@ def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
     cfg.runtime.progress = cfg.runtime.progress and sys.stdout.isatty()
     t = time.time()
     result = train.execute(cfg, _corpora[key], Store(cfg.tracking.uri, cfg.tracking.checkpoint_dir), run_id, init_run)
-    keep = ("status", "reason", "val_loss", "ms_per_step")
+    keep = ("status", "reason", "signal", "val_loss", "ms_per_step")
     return {**{k: result[k] for k in keep if k in result}, "seconds": time.time() - t}
 
 
@@ -258,9 +287,36 @@ def copy_job(job: Job, store) -> dict:
     return {**result, "seconds": time.time() - t}
 
 
-def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
+class CtrlC:
+    """The suite's Ctrl-C, while it holds the store: the first is counted, and the suite acts on it at its next
+    step; a second raises KeyboardInterrupt, to quit at once. Python's own handler raises KeyboardInterrupt wherever
+    the main thread is, and one raised inside a finalizer or a weakref callback (the database's connections have
+    them) is printed and dropped: the suite would go on as if nothing had happened."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __enter__(self) -> "CtrlC":
+        self._old = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        signal.signal(signal.SIGINT, self._old)
+
+    def _handle(self, signum, frame) -> None:
+        self.count += 1
+        if self.count > 1:
+            raise KeyboardInterrupt
+
+
+STOPPING = "stopping: the runs in progress finish their step and are marked KILLED (Ctrl-C again to quit now)"
+
+
+def dispatch(jobs: list[Job], launcher, bar, store, ctrl_c: CtrlC) -> bool:
     """Runs the pending jobs, longest first, a source before what reads it, a twin after its leader (and copies
-    the leader's results). False if interrupted."""
+    the leader's results). False if interrupted: by a Ctrl-C to the suite, or to one of its runs (a terminal's
+    Ctrl-C goes to every process of the suite: a run stopped by it stops the suite, even if the suite's own process
+    missed it)."""
     pending = sorted((j for j in jobs if j.state == State.PENDING), key=lambda j: -j.cost)
     sources = {(j.spec.exercise, j.spec.seed): j for j in jobs}
     running: dict = {}
@@ -301,41 +357,39 @@ def dispatch(jobs: list[Job], launcher, bar, store) -> bool:
                    f"{r.get('seconds', 0):.0f}s, {what}{eta}")
 
     while pending or running:
-        try:
-            if not interrupted:
-                for job in [j for j in pending if ready(j) and j.twin is not None]:  # copies: here, at once
-                    pending.remove(job)
-                    job.result = copy_job(job, store)
-                    job.state = State.DONE if job.result["status"] == "FINISHED" else State.FAILED
-                    report(job)
-                for job in [j for j in pending if len(running) < launcher.capacity and ready(j) and j.twin is None]:
-                    if len(running) >= launcher.capacity:
-                        break
-                    pending.remove(job)
-                    src = sources.get((job.spec.init_from, job.spec.seed))
-                    running[launcher.submit(run_job, job.cfg, open_run(store, job), src and src.run_id)] = job
-                pending = [j for j in pending if j.state == State.PENDING]
-            for fut in [f for f in running if f.done()]:
-                job = running.pop(fut)
-                try:
-                    job.result = fut.result()
-                except Exception as e:  # a crash in the worker: the run is FAILED, the suite goes on
-                    job.result = {"status": "FAILED", "reason": f"{type(e).__name__}: {e}"}
-                    if store.client.get_run(job.run_id).info.status == "RUNNING":  # a job that never reached it
-                        store.end_run(job.run_id, "FAILED", job.result["reason"])
-                job.state = {"FINISHED": State.DONE, "KILLED": State.KILLED}.get(job.result["status"], State.FAILED)
-                advance(job)
-                report(job)
-            bar.set_description(f"{finished} of {total} runs done, {len(running)} running", refresh=False)
-            if interrupted and not running:
-                break
-            time.sleep(0.1)
-        except KeyboardInterrupt:
-            if interrupted:  # a second Ctrl-C: stop waiting
-                raise
+        if not interrupted and (ctrl_c.count or any(j.result.get("signal") == "SIGINT" for j in jobs)):
             interrupted = True
             pending = []
-            tqdm.write("stopping: the runs in progress finish their step and are marked KILLED (Ctrl-C again to quit now)")
+            tqdm.write(STOPPING)
+        if not interrupted:
+            for job in [j for j in pending if ready(j) and j.twin is not None]:  # copies: here, at once
+                pending.remove(job)
+                job.result = copy_job(job, store)
+                job.state = State.DONE if job.result["status"] == "FINISHED" else State.FAILED
+                report(job)
+            for job in [j for j in pending if len(running) < launcher.capacity and ready(j) and j.twin is None]:
+                if len(running) >= launcher.capacity:
+                    break
+                pending.remove(job)
+                src = sources.get((job.spec.init_from, job.spec.seed))
+                running[launcher.submit(run_job, job.cfg, open_run(store, job), src and src.run_id)] = job
+            pending = [j for j in pending if j.state == State.PENDING]
+        for fut in [f for f in running if f.done()]:
+            job = running.pop(fut)
+            try:
+                job.result = fut.result()
+            except Exception as e:  # a crash in the worker, or its death: the run is FAILED, the suite goes on
+                reason = str(e) if isinstance(e, launchers.WorkerDied) else f"{type(e).__name__}: {e}"
+                job.result = {"status": "FAILED", "reason": reason}
+                if store.client.get_run(job.run_id).info.status == "RUNNING":  # a job that never reached it
+                    store.end_run(job.run_id, "FAILED", job.result["reason"])
+            job.state = {"FINISHED": State.DONE, "KILLED": State.KILLED}.get(job.result["status"], State.FAILED)
+            advance(job)
+            report(job)
+        bar.set_description(f"{finished} of {total} runs done, {len(running)} running", refresh=False)
+        if interrupted and not running:
+            break
+        time.sleep(0.1)
     return not interrupted
 
 
@@ -346,8 +400,8 @@ def summarise(store, jobs: list[Job], means: dict[str, dict[str, str]]) -> str:
     import pandas as pd
 
     rows = []
-    for job in jobs:
-        run = store.client.get_run(job.run_id) if job.run_id else None
+    for job in jobs:  # a run finished before the suite began is as attach() read it
+        run = job.found or (store.client.get_run(job.run_id) if job.run_id else None)
         rows.append({"exercise": job.experiment, "variant": job.spec.variant,
                      "status": run.info.status if run else job.state.name})
     table = pd.DataFrame(rows).groupby(["exercise", "variant"], sort=False).agg(

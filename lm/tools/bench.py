@@ -1,6 +1,7 @@
 """`make bench`: how fast this machine trains and samples the lessons' model, measured side by side in one run.
 
-    python -m lm.tools.bench [quick=true] [threads=N] [chunks=N] [only=train,sample,suite,memory,startup,process,report]
+    python -m lm.tools.bench [quick=true] [threads=N] [chunks=N] [pairs=N] [steps=N]
+                             [only=train,sample,suite,memory,startup,process,report,scale]
 
 Prints one table: the fp32 matmul rate; the model's FLOPs per training step; the step's matmuls and attention
 kernels alone, and the MFU they allow; a plain PyTorch loop against the harness (Lightning, MLflow and the run's
@@ -43,7 +44,7 @@ from lm.spec import config
 from lm.spec.options import BenchOptions as Options
 from lm.spec.options import parse as parse_options
 from lm.suite import launchers
-from lm.tools import bench_process
+from lm.tools import bench_process, bench_scale
 
 # The harness's speed options; each changes only round-off (the bench and tests/speed show by how much). With two
 # threads or more, FAST is the fastest set here; a compiled step is slower split, its kernels holding Python's lock.
@@ -395,10 +396,12 @@ def main(argv: list[str] | None = None) -> int:
             bench_memory(o, table, scratch)
         if "startup" in o.only:
             bench_process.startup(table, scratch, 1 if o.quick else 3)
-        if "process" in o.only:  # the issue's 3,000 steps; quick: the mechanics
-            bench_process.whole_run(table, scratch, *((200, 1) if o.quick else (3000, 2)))
+        if "process" in o.only:
+            bench_process.whole_run(table, scratch, o.steps, o.pairs)
         if "report" in o.only:  # the store's own runs: the full suite's, or with quick the quick suite's
             bench_process.report(table, scratch, 1 if o.quick else 3, o.quick)
+        if "scale" in o.only:  # quick: 100 and 1,000 runs
+            bench_scale.scale(table, scratch, bench_scale.SIZES[:2] if o.quick else bench_scale.SIZES)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"{time.perf_counter() - started:.0f} s; load average {load()} at the end")

@@ -7,6 +7,7 @@ Every figure here is the wall time of a separate process, start-up included, as 
 import json
 import os
 import pstats
+import re
 import statistics
 import subprocess
 import sys
@@ -69,6 +70,7 @@ class Timed(NamedTuple):
     seconds: float    # the process, start to end
     exit: float       # from its last line on stdout to its end
     code: int
+    out: str = ""     # what it printed on stdout
 
 
 def wall(args: list[str], env: dict, check: int | None = None) -> float:
@@ -80,15 +82,28 @@ def timed(args: list[str], env: dict, check: int | None = None) -> Timed:
     t = time.perf_counter()
     with tempfile.TemporaryFile("w+") as err:
         p = subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=err, text=True)
-        last = t
-        for _ in p.stdout:
+        last, lines = t, []
+        for line in p.stdout:
             last = time.perf_counter()
+            lines.append(line)
         p.wait()
         end = time.perf_counter()
         err.seek(0)
         if check is not None and p.returncode != check:
             raise RuntimeError(f"python {' '.join(args)} exited {p.returncode}, not {check}: {err.read()[-2000:]}")
-    return Timed(end - t, end - last, p.returncode)
+    return Timed(end - t, end - last, p.returncode, "".join(lines))
+
+
+def ms_per_step(out: str) -> float:
+    """The in-fit milliseconds a step that a run or the plain loop printed."""
+    found = re.search(r"([\d.]+) ms/step", out)
+    if not found:
+        raise RuntimeError(f"no ms/step in the output: {out[-500:]!r}")
+    return float(found[1])
+
+
+def load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def startup(table, scratch: str, n: int, commands=STARTUP) -> None:
@@ -118,27 +133,42 @@ def report(table, scratch: str, n: int, quick: bool = False) -> None:
     table.add("python -m analysis.report", f"{s:.1f} s", "target ≤ 10 s on the full 3-seed store")
 
 
-def whole_run(table, scratch: str, steps: int, repeats: int, extra: list[str] = ()) -> None:
+def whole_run(table, scratch: str, steps: int, pairs: int, extra: list[str] = ()) -> None:
     """`python -m lm.commands.train` at its default options (and any extra overrides) against `python -m lm.tools.plain_loop`,
-    back to back (A B A B), on a store that exists already, as every `make train` but the first finds it; then one
-    run under cProfile, on a new store, for where the seconds go."""
+    in pairs, A B A B … (each pair under the same load, whatever the machine does between pairs), on a store that
+    exists already, as every `make train` but the first finds it; the median of the pairs' ratios with their
+    spread, the in-fit ms/step of both, and the harness's extra seconds split between the steps and the rest; then
+    one run under cProfile, on a new store, for where the rest goes. Two runs back to back swung from 1.10× to
+    1.32× between benches here (issue 26); each pair's ratio is what the medians are of."""
     env = {**os.environ, "TINYGPT_STORE": os.path.join(scratch, "process")}
     env.pop("MLFLOW_TRACKING_URI", None)
-    created = wall(["-c", "from lm.tracking import Store; Store()"], env, 0) - wall(
+    created = wall(["-c", "from lm.tracking.store import Store; Store()"], env, 0) - wall(
         ["-c", "import lm.tracking.store"], env, 0)
     harness, plain = [], []
-    for _ in range(repeats):
+    for _ in range(pairs):
         plain.append(timed(["-m", "lm.tools.plain_loop", str(steps)], env, 0))
         harness.append(timed(["-m", "lm.commands.train", f"train.steps={steps}", *extra], env, 0))
-    h, h_exit = (statistics.median(getattr(r, k) for r in harness) for k in ("seconds", "exit"))
-    p, p_exit = (statistics.median(getattr(r, k) for r in plain) for k in ("seconds", "exit"))
+    ratios = sorted(h.seconds / p.seconds for h, p in zip(harness, plain))
+    h, h_exit, p, p_exit = (statistics.median(getattr(r, k) for r in runs)
+                            for runs in (harness, plain) for k in ("seconds", "exit"))
+    h_ms, p_ms = (statistics.median(ms_per_step(r.out) for r in runs) for runs in (harness, plain))
+    extra_s = statistics.median(a.seconds - b.seconds for a, b in zip(harness, plain))
+    in_fit = statistics.median(steps * (ms_per_step(a.out) - ms_per_step(b.out)) / 1000 for a, b in zip(harness, plain))
     table.section(f"a whole `make train` process against a plain PyTorch loop's process, {steps} steps each, start-up "
-                  f"and a final evaluation included, back to back, median of {repeats}")
-    table.add("plain loop (python -m lm.tools.plain_loop)", f"{p:.1f} s")
+                  f"and a final evaluation included, {pairs} pairs A B A B …, medians; load average {load()}")
+    table.add("plain loop (python -m lm.tools.plain_loop)", f"{p:.1f} s", f"in fit {p_ms:.2f} ms/step")
     table.add("make train, default options (python -m lm.commands.train)", f"{h:.1f} s",
-              f"ratio {h / p:.3f} (target ≤ 1.05)")
+              f"in fit {h_ms:.2f} ms/step ({h_ms / p_ms:.3f}× the plain loop's; target ≤ 1.05)")
+    table.add("ratio of whole processes, pair by pair", f"{statistics.median(ratios):.3f}",
+              f"target ≤ 1.05; pairs {ratios[0]:.2f}–{ratios[-1]:.2f}"
+              + (", middle half {0:.2f}–{2:.2f}".format(*statistics.quantiles(ratios, method="inclusive"))
+                 if pairs >= 4 else ""))
+    table.add("  the harness's extra seconds, of which", f"{extra_s:.1f} s",
+              f"in the steps {in_fit:.1f} s, outside them (start-up, evaluation, measurements, exit) "
+              f"{extra_s - in_fit:.1f} s")
     table.add("  of which the exit, after the last line: plain; make train", f"{p_exit:.2f} s; {h_exit:.2f} s",
               "the interpreter's teardown (lm.commands.process.finish)")
+    repeats = min(pairs, 3)
     floor = {what: statistics.median(wall(["-c", f"import {modules}"], env, 0) for _ in range(repeats))
              for what, modules in IMPORTS}
     for what, _ in IMPORTS[1:]:
@@ -148,7 +178,7 @@ def whole_run(table, scratch: str, steps: int, repeats: int, extra: list[str] = 
 
     prof, collector = os.path.join(scratch, "train.prof"), os.path.join(scratch, "gc.json")
     env_new = {**env, "TINYGPT_STORE": os.path.join(scratch, "profiled")}
-    total = wall(["-m", "cProfile", "-o", prof, "-m", "lm.gc_clock", collector, "lm.commands.train", f"train.steps={steps}",
+    total = wall(["-m", "cProfile", "-o", prof, "-m", "lm.tools.gc_clock", collector, "lm.commands.train", f"train.steps={steps}",
                   *extra], env_new, 0)
     stats = pstats.Stats(prof).stats
     table.section(f"where a whole run's seconds go: one `make train` of {steps} steps under cProfile ({total:.1f} s "

@@ -46,7 +46,7 @@ from lm.spec.errors import ConfigError
 from lm.spec.options import GpuCheckOptions
 from lm.spec.options import parse as parse_options
 from lm.tools.bench import train_flops
-from lm.tracking.store import Store
+from lm.tracking.store import Store, every_experiment, every_run
 
 NUMERICS_TOLERANCE = 0.02   # the issue's: fp32 on CUDA and on the CPU, same seed, 300 steps
 NANOGPT_LARGE = 1.47        # nanoGPT's README, shakespeare-char at 5,000 steps on one GPU
@@ -256,7 +256,7 @@ def check_suite(o: Options, table: Table, figures: dict, scratch: Path) -> None:
                                f"{(p.stderr.strip().splitlines() or [''])[-1]}")
         table.add("suite", what, f"{time.perf_counter() - t:.0f} s", f"exit 0 with runtime.accelerator={o.accelerator}")
     store = Store(f"sqlite:///{scratch / 'suite' / 'mlflow.db'}")
-    runs = [r for r in store.client.search_runs([e.experiment_id for e in store.client.search_experiments()])
+    runs = [r for r in every_run(store.client, [e.experiment_id for e in every_experiment(store.client)])
             if "runtime.accelerator" in r.data.tags]  # the runs, not their exercises' parent runs
     elsewhere = [r.info.run_id for r in runs if r.data.tags["runtime.accelerator"] != o.accelerator]
     unfinished = [r.info.run_id for r in runs if r.info.status != "FINISHED"]

@@ -5,7 +5,8 @@ whole `make train` process against, start-up and a final evaluation included.
 
 The same model (lm/model/model.py), corpus, batch shape, optimiser, learning rate and thread count as `make train` at
 its default options; the batches are drawn here, with no Lightning, no MLflow, no checkpoint and no probes. It
-prints the validation loss over `make train`'s validation set size (20 batches of 64 windows) and the seconds.
+prints the validation loss over `make train`'s validation set size (20 batches of 64 windows), the seconds and the
+milliseconds a training step took.
 """
 import os
 import sys
@@ -42,12 +43,14 @@ def main(argv: list[str]) -> int:
     model = GPT(cfg.model)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.train.lr, betas=tuple(cfg.train.betas), foreach=True)
     model.train()
+    fit = time.perf_counter()  # the steps alone, as the harness's ms_per_step times them
     for _ in range(steps):
         x, y = batch(train, B)
         _, loss = model(x, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+    ms = 1000 * (time.perf_counter() - fit) / max(1, steps)
     model.eval()
     g = torch.Generator().manual_seed(0)
     with torch.no_grad():
@@ -55,7 +58,8 @@ def main(argv: list[str]) -> int:
         for _ in range(cfg.eval.val_batches):
             x, y = batch(val, cfg.eval.val_batch_size, g)
             losses.append(model(x, y)[1].item())
-    print(f"val_loss {sum(losses) / len(losses):.4f} after {steps} steps in {time.perf_counter() - started:.1f} s")
+    print(f"val_loss {sum(losses) / len(losses):.4f} after {steps} steps in {time.perf_counter() - started:.1f} s; "
+          f"{ms:.2f} ms/step")
     return 0
 
 

@@ -71,10 +71,15 @@ def summarise(runs, keys: list[str]) -> dict[str, str]:
     return out
 
 
-def refresh(store, parent_id: str, ex: Exercise) -> dict[str, str]:
-    """Recomputes and sets the parent run's per-variant tags; returns them."""
-    exp_id = store.client.get_run(parent_id).info.experiment_id
-    children = store.client.search_runs([exp_id], f"tags.mlflow.parentRunId = '{parent_id}'", max_results=10000)
+def refresh(store, parent_id: str, ex: Exercise, children: list | None = None) -> dict[str, str]:
+    """Recomputes and sets the parent run's per-variant tags; returns them. children: the parent's finished child
+    runs where the caller has them already (the suite, from the listing it read once), else read here."""
+    if children is None:
+        from lm.tracking.store import every_run
+
+        exp_id = store.client.get_run(parent_id).info.experiment_id
+        children = every_run(store.client, [exp_id],  # only what summarise() reads: the finished ones
+                             f"tags.mlflow.parentRunId = '{parent_id}' and attributes.status = 'FINISHED'")
     tags = summarise(children, headline(ex))
     store.set_tags(parent_id, tags)
     for child in children[:1]:  # the corpus, in the Dataset column of the exercise's own row

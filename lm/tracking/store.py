@@ -32,6 +32,41 @@ def _quiet_mlflow() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
+PAGE = 10_000  # runs per search_runs call: MLflow caps one call at 50,000, and returns the newest first
+
+
+def every_run(client: MlflowClient, experiment_ids: list[str], filter_string: str = "",
+              order_by: list[str] | None = None) -> list:
+    """Every run that matches, page after page: one search_runs call returns at most max_results runs, the newest
+    first, so past that many an experiment's oldest runs (the suite's parent run first) were silently left out."""
+    runs, token = [], None
+    while True:
+        page = client.search_runs(experiment_ids, filter_string, max_results=PAGE, order_by=order_by,
+                                  page_token=token)
+        runs.extend(page)
+        token = page.token
+        if not token:
+            return runs
+
+
+def finished_runs(client: MlflowClient, experiment: str) -> list:
+    """An experiment's finished runs of its variants (`make heads EXERCISE=...`'s), every page of them."""
+    exp = client.get_experiment_by_name(experiment)
+    return [] if exp is None else every_run(client, [exp.experiment_id],
+                                            "attributes.status = 'FINISHED' and tags.variant != ''")
+
+
+def every_experiment(client: MlflowClient) -> list:
+    """Every active experiment, page after page (one search_experiments call returns at most 1,000)."""
+    found, token = [], None
+    while True:
+        page = client.search_experiments(max_results=1000, page_token=token)
+        found.extend(page)
+        token = page.token
+        if not token:
+            return found
+
+
 @contextlib.contextmanager
 def pointed_at(uri: str):
     """MLflow's process-wide store set to uri for a block, then put back exactly as it was found. Setting it also

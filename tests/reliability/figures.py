@@ -53,6 +53,12 @@ def rows(f: dict) -> list[tuple[str, str]]:
     if ctrl:
         out.append(("Ctrl-C", f"exit {ctrl['exit_status']}, {ctrl['stderr_lines']} line on stderr, stopped at step "
                               f"{ctrl['stopped_at_step']}, resumed to {ctrl['resumed']}"))
+    dead = f.get("dead_worker", {})
+    if dead:
+        out.append(("a dead worker", f"{dead.get('runs_failed', '?')} of {dead.get('runs', '?')} runs FAILED "
+                                     f"({dead.get('reason', '?')}), {dead.get('runs_finished', '?')} finished beside "
+                                     f"it; exit {dead.get('exit_status', '?')}; {dead.get('runs_lost', '?')} lost, the "
+                                     f"next suite trains {dead.get('to_train_again', '?')} again in place"))
     if conc:
         out.append(("two suites at once", f"{conc.get('waited', '?')} waited, {conc.get('trained', '?')} trained; "
                                           f"{conc.get('runs_lost', '?')} lost, "

@@ -30,9 +30,17 @@ def test_start_up_rows_time_each_command_once_with_its_target(tmp_path):
 
 def test_a_whole_train_process_is_set_against_a_plain_loop_with_its_breakdown(tmp_path):
     table = Rows()
-    bench_process.whole_run(table, str(tmp_path), steps=20, repeats=1, extra=["eval.every=10"])
+    bench_process.whole_run(table, str(tmp_path), steps=20, pairs=2, extra=["eval.every=10"])
     harness = table.rows["make train, default options (python -m lm.commands.train)"]
-    assert "target ≤ 1.05" in harness[1] and table.rows["plain loop (python -m lm.tools.plain_loop)"][0] > 0
+    plain = table.rows["plain loop (python -m lm.tools.plain_loop)"]
+    assert "target ≤ 1.05" in harness[1] and plain[0] > 0
+    assert re.fullmatch(r"in fit [\d.]+ ms/step", plain[1]) and re.match(r"in fit [\d.]+ ms/step \([\d.]+×", harness[1])
+    ratio, note = table.rows["ratio of whole processes, pair by pair"]
+    low, high = (float(x) for x in re.search(r"pairs ([\d.]+)–([\d.]+)", note).groups())
+    assert low <= ratio <= high   # the median of the two pairs lies between them
+    extra, split = table.rows["  the harness's extra seconds, of which"]
+    in_steps, outside = (float(x) for x in re.findall(r"-?[\d.]+(?= s)", split))
+    assert abs(in_steps + outside - extra) < 0.15   # the two parts add up to the whole, to the rounding
     plain_exit, train_exit = table.values["  of which the exit, after the last line: plain; make train"]
     assert 0 < plain_exit < table.rows["plain loop (python -m lm.tools.plain_loop)"][0] and 0 < train_exit < harness[0]
     end = "end-of-run measurements (the final validation too), of which:"

@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, fi
             ran = [j for j in todo if j.experiment == name and j.run_id]
             children = finished_children(store, parents[name], listed[name], ran)
             means[name] = aggregates.refresh(store, parents[name], ex, children)
-            views.refresh(store.client, store.client.get_run(parents[name]).info.experiment_id, ex, children)
+            if ran:  # the charts' ranges read every run's curve: only when a run of this suite changed them
+                views.refresh(store.client, store.client.get_run(parents[name]).info.experiment_id, ex, children)
         for name, run_id in parents.items():
             states = [j.state for j in jobs if j.experiment == name]
             status = "KILLED" if State.KILLED in states or State.PENDING in states else (

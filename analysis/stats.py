@@ -5,6 +5,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+from statsmodels.stats import power as power_solvers
+
+from analysis import decision
 
 ONE_SEED = "one seed: no interval"
 CANNOT_TELL = "the seeds cannot tell these apart"
@@ -32,6 +35,12 @@ class Difference:
     n_b: int = 0
     method: str = WELCH         # PAIRED (per-seed differences), WELCH, or ONE_SAMPLE (against a constant)
     sd: float = 0.0             # the spread the interval rests on: of the differences, or pooled for Welch
+    p: float | None = None      # two-sided p of "no difference"; None where there is no interval
+
+    @property
+    def exact(self) -> bool:
+        """Every seed gave the same difference: no spread, no chance."""
+        return self.low is not None and self.low == self.high
 
     @property
     def wording(self) -> str:
@@ -50,10 +59,18 @@ def welch(a, b, confidence: float = 0.95) -> Difference:
         return d
     d.sd = float(math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2))
     if a.var() == 0 and b.var() == 0:  # every seed gave the same number on both sides: the difference is exact
-        d.low = d.high = d.diff
-        return d
-    ci = stats.ttest_ind(a, b, equal_var=False).confidence_interval(confidence)
-    d.low, d.high = float(ci.low), float(ci.high)
+        return _exact(d)
+    test = stats.ttest_ind(a, b, equal_var=False)
+    ci = test.confidence_interval(confidence)
+    d.low, d.high, d.p = float(ci.low), float(ci.high), float(test.pvalue)
+    return d
+
+
+def _exact(d: Difference) -> Difference:
+    """A difference every seed gives alike: its interval is the point, and it is no chance either way."""
+    d.sd = 0.0
+    d.low = d.high = d.diff
+    d.p = 0.0 if d.diff != 0 else 1.0
     return d
 
 
@@ -74,25 +91,25 @@ def one_sample(x, c: float = 0.0, confidence: float = 0.95, method: str = ONE_SA
         return d
     d.sd = float(x.std(ddof=1))
     if d.sd <= 1e-12 * max(1.0, abs(float(x.mean()))):  # every seed gave the same difference (to round-off): exact
-        d.sd = 0.0
-        d.low = d.high = d.diff
-        return d
-    ci = stats.ttest_1samp(x, c).confidence_interval(confidence)  # of mean(x)
-    d.low, d.high = float(ci.low) - c, float(ci.high) - c
+        return _exact(d)
+    test = stats.ttest_1samp(x, c)
+    ci = test.confidence_interval(confidence)  # of mean(x)
+    d.low, d.high, d.p = float(ci.low) - c, float(ci.high) - c, float(test.pvalue)
     return d
 
 
-def seeds_needed(d: Difference, confidence: float = 0.95, most: int = 100) -> int | None:
-    """Roughly how many seeds per variant would give a 95% interval that excludes zero, were the difference and
-    the spread the ones observed: the smallest n with t(n-1) · sd · √(k/n) < |diff| (k = 2 for Welch's two
-    samples, 1 for paired or one-sample); None if more than `most`, or if there is no spread to go on."""
+def seeds_needed(d: Difference, power: float = 0.8, most: int = 100) -> int | None:
+    """Seeds per variant that would find a true difference of the size observed, at the spread observed, with
+    `power` (80%) at the table's level: statsmodels' t-test power solvers (paired or one-sample: one t over the
+    per-seed margins; Welch: two independent samples of equal size). None if more than `most`, or if there is no
+    spread to go on."""
     if d.sd <= 0 or d.diff == 0:
         return None
-    k = 2 if d.method == WELCH else 1
-    for n in range(2, most + 1):
-        if stats.t.ppf(0.5 + confidence / 2, n - 1) * d.sd * math.sqrt(k / n) < abs(d.diff):
-            return n
-    return None
+    solver = power_solvers.TTestIndPower() if d.method == WELCH else power_solvers.TTestPower()
+    n = solver.solve_power(effect_size=abs(d.diff) / d.sd, alpha=decision.ALPHA, power=power,
+                           alternative="two-sided")
+    n = max(decision.MIN_SEEDS, math.ceil(float(np.atleast_1d(n)[0])))
+    return n if n <= most else None
 
 
 def reading(d: Difference, variant: str) -> str:

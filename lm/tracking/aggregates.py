@@ -6,12 +6,11 @@ The parent run of an exercise gets, for each variant with a finished child run, 
 are the validation loss and perplexity and every metric the exercise's claims read. The suite refreshes them
 whenever it ends, so a seed that finishes later shows in them.
 """
-import ast
 import re
 
 import numpy as np
 
-from lm.spec.exercises import Exercise
+from lm.spec.exercises import Exercise, terms, tree
 
 HEADLINE = ("val_loss", "val_perplexity")
 # MLflow's metric names take letters, digits, _ - . space : and / only; a sweep's variants are named like
@@ -28,9 +27,9 @@ def headline(ex: Exercise) -> list[str]:
     keys = dict.fromkeys(HEADLINE)
     for c in ex.claims:
         for expr in filter(None, (c.check, c.ours)):
-            for n in ast.walk(ast.parse(expr, mode="eval")):
-                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in ex.variants:
-                    keys[n.attr] = None
+            for variant, key, _ in terms(tree(expr)):
+                if variant in ex.variants:   # not another exercise's (`baseline:base.key`)
+                    keys[key] = None
         if c.answer:
             keys[c.answer] = None
     return list(keys)

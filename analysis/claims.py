@@ -39,6 +39,9 @@ ORDERS = {ast.Gt: (False, True), ast.GtE: (False, False), ast.Lt: (True, True), 
 SYMBOLS = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
 SHORT = {ast.Gt: ">", ast.GtE: "≥", ast.Lt: "<", ast.LtE: "≤"}
 MIRROR = {ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Lt: ast.Gt, ast.LtE: ast.GtE}
+# Metrics scored on the fixed validation windows, and the standard error over those windows each run logs with them
+# (lm/measures/probes.py): the same windows for every seed, so their error is added to the seeds' in every interval.
+WINDOWED = {"val_loss": "val_loss_se", "val_loss_at_position": "val_loss_at_position_se"}
 
 
 @dataclass
@@ -364,7 +367,28 @@ def compare(a, op, b, lookup, seeds) -> Comparison:
         xb = [float(evaluate(ast.unparse(b), _at(per, s))) for s in sorted(sb)]
         c.difference = stats.welch(xb, xa) if flip else stats.welch(xa, xb)
     c.method = c.difference.method if c.difference.low is not None else ONE_SEED
+    windows = _windows(ta + tb, by_variant, seeds)
+    if windows:
+        c.difference = stats.with_windows(c.difference, windows)
     return c
+
+
+def _windows(named, by_variant: dict, seeds) -> float | None:
+    """The validation windows' standard error of a margin: each windowed term's, averaged over its seeds (they
+    share the windows, so it does not shrink with them), summed in squares over the terms (taken as independent:
+    the safe side, two models' errors on the same windows correlate positively). None when no term is windowed or
+    a run did not log its error (runs from before it was logged)."""
+    squares, windowed = 0.0, False
+    for variant, key, step in dict.fromkeys(named):
+        if key not in WINDOWED:
+            continue
+        windowed = True
+        per = seeds(variant, WINDOWED[key], step) or {}
+        got = [per[s] for s in by_variant[variant] if s in per]
+        if not got:
+            return None
+        squares += (sum(got) / len(got)) ** 2
+    return squares ** 0.5 if windowed else None
 
 
 def _at(per: dict, seed: int):
@@ -418,6 +442,9 @@ def _comparison_note(c: Comparison, exercise: str) -> list[str]:
             return [f"{c.text}: the 95% interval excludes zero (p {d.p:.2g}), but not after {decision.METHOD.title()}'s "
                     f"correction over the table (adjusted p {c.p_adjusted:.2g})"]
         side = "the means hold, but" if c.holds else "the means fail, but"
+        if stats.windows_hold_zero(d):
+            return [f"{c.text}: {side} the validation windows' own error (se {d.se_windows:.3f}) holds zero: more "
+                    f"seeds cannot resolve it, more validation windows could"]
         need = stats.seeds_needed(d)
         more = (f"about {need} seeds per variant would give 80% power against a true difference of this size at "
                 f"this spread (make ablations ABLATIONS={exercise or '<exercise>'} SEEDS={need}; seeds added after "

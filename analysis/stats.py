@@ -36,6 +36,9 @@ class Difference:
     method: str = WELCH         # PAIRED (per-seed differences), WELCH, or ONE_SAMPLE (against a constant)
     sd: float = 0.0             # the spread the interval rests on: of the differences, or pooled for Welch
     p: float | None = None      # two-sided p of "no difference"; None where there is no interval
+    se: float = 0.0             # the standard error of diff from the seeds' spread, with its degrees of freedom
+    df: float = math.inf
+    se_windows: float | None = None  # the validation windows' standard error of diff, where it was added
 
     @property
     def exact(self) -> bool:
@@ -63,6 +66,7 @@ def welch(a, b, confidence: float = 0.95) -> Difference:
     test = stats.ttest_ind(a, b, equal_var=False)
     ci = test.confidence_interval(confidence)
     d.low, d.high, d.p = float(ci.low), float(ci.high), float(test.pvalue)
+    d.se, d.df = float(math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))), float(test.df)
     return d
 
 
@@ -95,7 +99,21 @@ def one_sample(x, c: float = 0.0, confidence: float = 0.95, method: str = ONE_SA
     test = stats.ttest_1samp(x, c)
     ci = test.confidence_interval(confidence)  # of mean(x)
     d.low, d.high, d.p = float(ci.low) - c, float(ci.high) - c, float(test.pvalue)
+    d.se, d.df = d.sd / math.sqrt(len(x)), float(len(x) - 1)
     return d
+
+
+def with_windows(d: Difference, se_windows: float, confidence: float = 0.95) -> Difference:
+    """d with the validation windows' standard error added to the seeds': every run is scored on the same windows,
+    so their error is shared by the seeds and does not shrink with them. se = √(se_seeds² + se_windows²), its
+    degrees of freedom by Welch-Satterthwaite (the windows' term from over a thousand windows, taken as known)."""
+    if d.low is None or se_windows <= 0:
+        return d
+    se = math.sqrt(d.se ** 2 + se_windows ** 2)
+    df = math.inf if d.se == 0 else se ** 4 / (d.se ** 4 / d.df)
+    half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
+    return Difference(d.diff, d.diff - half, d.diff + half, d.n_a, d.n_b, d.method, d.sd,
+                      float(decision.t_p(d.diff, se, df)), d.se, d.df, se_windows)
 
 
 def seeds_needed(d: Difference, power: float = 0.8, most: int = 100) -> int | None:
@@ -108,8 +126,14 @@ def seeds_needed(d: Difference, power: float = 0.8, most: int = 100) -> int | No
     solver = power_solvers.TTestIndPower() if d.method == WELCH else power_solvers.TTestPower()
     n = solver.solve_power(effect_size=abs(d.diff) / d.sd, alpha=decision.ALPHA, power=power,
                            alternative="two-sided")
-    n = max(decision.MIN_SEEDS, math.ceil(float(np.atleast_1d(n)[0])))
+    n = float(np.atleast_1d(n)[0])
+    n = decision.MIN_SEEDS if not math.isfinite(n) else max(decision.MIN_SEEDS, math.ceil(n))  # NaN: fewer than 2
     return n if n <= most else None
+
+
+def windows_hold_zero(d: Difference, confidence: float = 0.95) -> bool:
+    """Whether the validation windows' error alone keeps zero in the interval: no number of seeds resolves it."""
+    return d.se_windows is not None and abs(d.diff) <= stats.norm.ppf(0.5 + confidence / 2) * d.se_windows
 
 
 def reading(d: Difference, variant: str) -> str:
@@ -120,9 +144,15 @@ def reading(d: Difference, variant: str) -> str:
 
 
 def interval(d: Difference, digits: int = 3) -> str:
-    """'+0.041 (+0.012 to +0.070)', or the difference alone when there is no interval."""
+    """'+0.041 (+0.012 to +0.070)', or the difference alone when there is no interval; where the windows' error
+    was added, both standard errors: '+0.041 (+0.002 to +0.080; se seeds 0.010, windows 0.015)'."""
     text = f"{d.diff:+.{digits}f}"
-    return text if d.low is None else f"{text} ({d.low:+.{digits}f} to {d.high:+.{digits}f})"
+    if d.low is None:
+        return text
+    parts = f"{d.low:+.{digits}f} to {d.high:+.{digits}f}"
+    if d.se_windows is not None:
+        parts += f"; se seeds {d.se:.{digits}f}, windows {d.se_windows:.{digits}f}"
+    return f"{text} ({parts})"
 
 
 def at_time(times, values, t: float) -> tuple[float, bool]:

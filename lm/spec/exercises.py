@@ -78,13 +78,16 @@ class Exercise:
     #                                   the claims are not applicable (None: they hold on any corpus)
     claims: list[Claim] = field(default_factory=list)
     report: list[dict] | None = None  # the report section's figures: [{kind: curves, metrics: [val_loss]}, ...]
+    disjoint_seeds: bool = False      # each variant its own seeds (1..n, n+1..2n, ...): an A/A check's twins,
+    #                                   which would otherwise be one run each (the same config, the same hash)
 
     def runs(self, seeds: int, extra: list[str] = ()) -> list[RunSpec]:
         n = self.seeds or seeds
         steps = [f"train.steps={self.steps}"] if self.steps else []
         return [RunSpec(self.name, variant, seed, [*steps, *self.overrides, *overrides, f"seed={seed}", *extra],
                         self.init_from)
-                for variant, overrides in self.variants.items() for seed in range(1, n + 1)]
+                for i, (variant, overrides) in enumerate(self.variants.items())
+                for seed in range(1 + i * n * self.disjoint_seeds, n + 1 + i * n * self.disjoint_seeds)]
 
 
 def parse(name: str, text: str, source: str) -> Exercise:
@@ -163,11 +166,17 @@ def term(node) -> tuple[str, str, int | None] | None:
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
         node, step = node.value, int(node.slice.value)
     match node:
-        case ast.Attribute(value=ast.Name(id=variant), attr=key):
+        case ast.Attribute(value=ast.Name(id=variant), attr=key) if not _private(variant, key):
             return variant, key, step
-        case ast.Attribute(value=ast.Attribute(value=ast.Name(id=exercise), attr=variant), attr=key):
+        case ast.Attribute(value=ast.Attribute(value=ast.Name(id=exercise), attr=variant), attr=key) \
+                if not _private(exercise, variant, key):
             return f"{exercise}:{variant}", key, step
     return None
+
+
+def _private(*names: str) -> bool:
+    """A name like `__class__`: never a variant or a metric, and not allowed in a check."""
+    return any(n.startswith("_") for n in names)
 
 
 def terms(node) -> list[tuple[str, str, int | None]]:

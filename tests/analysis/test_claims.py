@@ -516,3 +516,22 @@ def test_the_store_gives_each_seeds_value_for_the_claims():
     assert er.per_seed("slow", "val_loss_at_budget") == pytest.approx({1: 3.26, 2: 3.27})
     v = judge(Claim(text="t", check="slow.val_loss < base.val_loss"), er.lookup, seeds=er.per_seed)
     assert v.method == stats.PAIRED and v.seeds == "2" and v.verdict == INDICATIVE   # two seeds: no verdict
+
+
+# --- issue 23, defect 5: the windows' error ------------------------------------------------------------------
+def test_the_windows_error_is_added_to_the_seeds_in_the_interval():
+    """Seeds that agree closely cannot hide that every run is scored on the same windows: the issue's estimate,
+    0.034 per position, 0.049 for position 63 minus 15, against a margin of 0.06."""
+    key = "val_loss_at_position"
+    table = {("ctx64", key, 63): [1.600, 1.610, 1.605], ("ctx64", key, 15): [1.661, 1.668, 1.666]}
+    check = f"ctx64.{key}[63] < ctx64.{key}[15]"
+    alone = judged(check, table).comparisons[0].difference
+    assert judged(check, table).verdict == REPRODUCED and alone.se_windows is None    # nothing logged: seeds only
+    windows = {**table, ("ctx64", f"{key}_se", 63): [0.034] * 3, ("ctx64", f"{key}_se", 15): [0.034] * 3}
+    v = judged(check, windows)
+    d = v.comparisons[0].difference
+    assert d.se_windows == pytest.approx(0.034 * math.sqrt(2)) and d.se == pytest.approx(alone.se)
+    se = math.sqrt(alone.se ** 2 + d.se_windows ** 2)
+    df = se ** 4 / (alone.se ** 4 / 2)                       # Welch-Satterthwaite, the windows' term known
+    assert d.high - d.diff == pytest.approx(scipy_stats.t.ppf(0.975, df) * se)
+    assert v.verdict == WITHIN_NOISE and "se seeds" in v.interval and "windows 0.048" in v.interval

@@ -25,7 +25,7 @@ FIGURES = ["baseline_curves", "baseline_attention", "baseline_two_heads", "tempe
            "scaling_against_time", "context_by_position", "heads_sweep", "heads_attention", "heads_heads",
            "nopos_curves", "sqrtd_final", "sqrtd_curves", "recipe002_curves",
            *(f"{name}_knockout" for name in ("baseline", "nomask", "nopos", "scaling", "context", "heads",
-                                             "microgpt", "sqrtd", "recipe002"))]
+                                             "microgpt", "sqrtd", "recipe002", "aa"))]
 
 
 def uri(folder) -> str:
@@ -81,6 +81,13 @@ def test_tables_hold_the_numbers(quick_report):
     assert re.search(r"\| heads \| Finding: four heads against one head of the same width, validation loss \| .* \| [+-]\d\.\d{3} \| "
                      r"one seed \| 1 \|", md)
     assert "Multiplicity: the family is" in md and "Holm" in md
+    # The A/A exercise: the engine calls no difference between identical settings on disjoint seeds, and says
+    # whether the seeds' spread fits the normal assumption.
+    assert re.search(r"\| aa \| Identical settings on disjoint seeds: the engine calls no difference \| .* \| Welch t \| "
+                     r"3 \| [\d.e-]+ \| - \| finding: a\.val_loss against b\.val_loss: undetermined \|", md)
+    aa = md.split("## A/A: two identical variants\n")[1].split("\n## ")[0]
+    assert "| a | 1, 2, 3 |" in aa and "| b | 4, 5, 6 |" in aa
+    assert re.search(r"The per-seed spread (fits|does not fit) the normal assumption \(Shapiro-Wilk p", aa)
     assert "one seed: no interval" in md
     # The lessons' claims issue 23 added each get a verdict, none an error; the position-free head's invariance is
     # structural, so even 20 steps reproduce it.

@@ -7,7 +7,7 @@ from statsmodels.stats.multitest import multipletests
 
 from analysis import decision, verdicts
 from analysis.claims import FINDING, NOT_REPRODUCED, REPRODUCED, WITHIN_NOISE
-from lm.exercises import Claim, NotRun
+from lm.spec.exercises import Claim, NotRun
 
 
 class Runs(SimpleNamespace):

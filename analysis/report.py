@@ -108,9 +108,11 @@ def claim_table(doc: Doc, table: verdicts.Table) -> dict[str, int]:
           "comparison in a check gets the 95% interval of its margin, the amount by which it holds: a paired "
           "t-interval over the per-seed margins where the variants share their seeds (the same seed sees the same "
           "batches), a "
-          "one-sample t-interval for one variant against a constant, Welch's where the seeds differ. A comparison "
-          "is reproduced when its interval lies above zero, not reproduced when it lies below, within seed noise "
-          "when it holds zero; a chain or an 'and' is reproduced only when every part is. Not run: a variant or a "
+          "one-sample t-interval for one variant against a constant, Welch's where the seeds differ; where the "
+          "runs logged it, the validation windows' standard error is added to the seeds' (both shown). A "
+          "comparison is reproduced when its p, adjusted over the table (below), is under the level and its margin "
+          "positive, not reproduced when under the level and negative, within seed noise otherwise; a chain or an "
+          "'and' is reproduced only when every part is. Not run: a variant or a "
           "number the check needs is missing from the store (a quick store logs no step 500, for instance).")
     doc.p(table.preamble())
     counts = table.counts()

@@ -20,6 +20,7 @@ COLUMNS = ["exercise", "claim", "lessons", "ours", "margin (95% interval)", "met
 
 @dataclass
 class Row:
+    """One claim of one exercise and its verdict."""
     exercise: str
     index: int          # the claim's place in its exercise's list, from 1
     claim: Claim
@@ -32,6 +33,8 @@ class Row:
 
 
 class Table:
+    """Every claim's verdict, and the family of comparisons whose p were adjusted together."""
+
     def __init__(self, rows: list[Row]):
         self.rows = rows
         self.family = [c for r in rows if not r.verdict.finding for c in r.verdict.comparisons if c.p is not None]

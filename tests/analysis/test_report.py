@@ -90,12 +90,13 @@ def test_tables_hold_the_numbers(quick_report):
     assert re.search(r"The per-seed spread (fits|does not fit) the normal assumption \(Shapiro-Wilk p", aa)
     assert "one seed: no interval" in md
     # The lessons' claims issue 23 added each get a verdict, none an error; the position-free head's invariance is
-    # structural, so even 20 steps reproduce it.
+    # structural, so even 20 steps hold it, on one seed an indicative reading.
     assert "could not be evaluated" not in md
     # nothing "not logged" but the curve's steps, which 20 steps never reach
     assert not [ln for ln in md.splitlines() if "was not logged" in ln and "val_loss[" not in ln]
     assert re.search(r"\| nopos \| Without position vectors, shuffling the earlier characters leaves block 1's "
-                     r"weighted average unchanged \| .* \| one seed \| 1 \| reproduced \|", md)
+                     r"weighted average unchanged \| .* \| one seed \| 1 \| - \| - \| indicative \(1 seed\) \| "
+                     r"[^|]*the means hold", md)   # one seed: the means' direction, no verdict (issue 23)
     assert "None: every run in the store finished." in md
     # Head statistics: the convention, the numbering, and lesson 000's lines for every baseline head.
     assert "TransformerLens" in md and "numbered from 1" in md

@@ -179,7 +179,7 @@ def test_runs_that_logged_almost_nothing(store_copy, tmp_path):
     assert rc == 0, stderr
     md = (tmp_path / "out" / "report.md").read_text()
     assert "| nopos | nopos | model.pos_emb=false | - | 2.500 | 12.18 | 1 |" in md
-    assert re.search(r"\| The model has this many parameters \| 112,193 \| - \| - \| - \| - \| not run \|", md)
+    assert re.search(r"\| The model has this many parameters \| 112,193 \| - \| - \| - \| - \| - \| - \| not run \|", md)
     # Only the validation curves and sqrtd's final values have anything to draw: one point each.
     assert sorted(p.name for p in (tmp_path / "out" / "figures").iterdir()) == [
         "baseline_curves.png", "nopos_curves.png", "recipe002_curves.png", "sqrtd_curves.png", "sqrtd_final.png"]

@@ -2,28 +2,43 @@
 
 A lookup is `lookup(variant, key, step)`: the mean over seeds of a metric's final value (step None), of the
 value logged at `step`, or a tag's most common value; it raises lm.spec.exercises.NotRun for what was not run. Given
-also `seeds(variant, key, step)`, the same number per seed ({seed: value}, or None where there is no per-seed
-form: a tag, the time budget), every comparison in a check (`a < b`, `a < b - 0.5`, `x >= 0.9`, `a[63] < b[15]`,
-each pair of a chain `a > b > c`) gets the 95% interval of its margin, the amount by which it holds:
-- paired t over the per-seed margins where every variant it reads has the same seeds (the same seed sees the same
-  batches in the same order), one-sample t where it reads one variant against a constant;
-- Welch's t where one side's variants and the other's were run with different seeds.
-A comparison is reproduced when its interval lies above zero, not reproduced when it lies below, and within seed
-noise when it holds zero, whichever way the means fell. `and` needs every part, `or` one; a chain is `and`.
+also `seeds(variant, key, step)`, the same number per seed ({seed: value}, a tag's per seed too; None where there
+is no per-seed form), every comparison in a check (`a < b`, `a < b - 0.5`, `x >= 0.9`, `a[63] < b[15]`, each pair
+of a chain `a > b > c`) gets the 95% interval of its margin, the amount by which it holds, and the two-sided p of
+"no margin":
+- paired t over the per-seed margins where every variant it reads is of one exercise and has the same seeds (the
+  same seed sees the same batches in the same order), one-sample t where it reads one variant against a constant;
+- Welch's t where one side's variants and the other's were run with different seeds, or in different exercises;
+- `==` and `!=` (a count, a tag) on each seed: reproduced when every seed's holds, not when none does.
+A lesson's single number (`value:`) is reproduced when it lies in our prediction interval for one more run, widened
+by the project's tolerance (analysis/decision.py). The rule that turns p into a verdict, the level, the family the
+table corrects over and the fewest seeds for a firm verdict are analysis/decision.py's: below that many seeds a
+comparison is indicative. This module judges one claim on its own (raw p); analysis/verdicts.py judges the table,
+adjusting the family's p together, and settles each claim again. `and` needs every part, `or` one; a chain is
+`and`. A finding (`finding: true`, and a question's `answer:`) gets its intervals and a wording, no verdict.
 """
 import ast
 from dataclasses import dataclass, field
 
-from analysis import stats
+from analysis import decision, stats
+from analysis.decision import Outcome
 from lm.spec import heads
-from lm.spec.exercises import Claim, NotApplicable, NotMeasured, NotRun, evaluate
+from lm.spec.exercises import (
+    Claim,
+    NotApplicable,
+    NotMeasured,
+    NotRun,
+    evaluate,
+    terms,
+    tree,
+)
 
-REPRODUCED, NOT_REPRODUCED, NOT_RUN, ANSWERED = "reproduced", "not reproduced", "not run", "answered"
-WITHIN_NOISE = "within seed noise"
-NOT_APPLICABLE = "not applicable"   # to the corpus the runs read; the note says why
-NOT_MEASURED = "not measured"       # the runs were made with the measurement switched off; the note names it
-VERDICTS = (REPRODUCED, WITHIN_NOISE, NOT_REPRODUCED, NOT_RUN, ANSWERED, NOT_APPLICABLE, NOT_MEASURED)
-EXACT, MEANS, ONE_SEED = "exact", "means only", "one seed"
+REPRODUCED, NOT_REPRODUCED, WITHIN_NOISE = Outcome.REPRODUCED, Outcome.NOT_REPRODUCED, Outcome.WITHIN_NOISE
+NOT_RUN, NOT_APPLICABLE, NOT_MEASURED = Outcome.NOT_RUN, Outcome.NOT_APPLICABLE, Outcome.NOT_MEASURED
+INDICATIVE, FINDING = Outcome.INDICATIVE, Outcome.FINDING
+VERDICTS = (REPRODUCED, WITHIN_NOISE, NOT_REPRODUCED, INDICATIVE, FINDING, NOT_RUN, NOT_APPLICABLE, NOT_MEASURED)
+EXACT, MEANS, ONE_SEED, PER_SEED = "exact", "means only", "one seed", "each seed"
+PREDICTION = "prediction interval"
 # Shares of 1, shown as percentages like the lessons give them: the head statistics' from their table.
 PERCENT = {"probe_top1_p", "word_validity", "word_validity_stripped", "real_word_share", "speaker_line_share",
            "speaker_line_share_train", *heads.percent_metrics()}
@@ -32,6 +47,9 @@ ORDERS = {ast.Gt: (False, True), ast.GtE: (False, False), ast.Lt: (True, True), 
 SYMBOLS = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
 SHORT = {ast.Gt: ">", ast.GtE: "≥", ast.Lt: "<", ast.LtE: "≤"}
 MIRROR = {ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Lt: ast.Gt, ast.LtE: ast.GtE}
+# Metrics scored on the fixed validation windows, and the standard error over those windows each run logs with them
+# (lm/measures/probes.py): the same windows for every seed, so their error is added to the seeds' in every interval.
+WINDOWED = {"val_loss": "val_loss_se", "val_loss_at_position": "val_loss_at_position_se"}
 
 
 @dataclass
@@ -44,21 +62,93 @@ class Comparison:
     method: str = MEANS
     strict: bool = True
     seeds: dict[str, int] = field(default_factory=dict)
+    held: list[bool] | None = None      # `==`, `!=`: whether it holds on each seed
+    flip: bool = False                  # the margin is right − left
+    sides: tuple[str, str] = ("", "")   # the left and right expressions, for a finding's wording
+    p_adjusted: float | None = None     # set by the table (analysis/verdicts.py) for a member of its family
 
     @property
-    def verdict(self) -> str:
+    def n(self) -> int | None:
+        """The fewest seeds of a variant it reads; None where it has no per-seed form."""
+        return min(self.seeds.values()) if self.seeds else None
+
+    @property
+    def p(self) -> float | None:
+        """The raw two-sided p, for a comparison in the table's family (decision.FAMILY); else None."""
         d = self.difference
-        if d is None or d.low is None:
+        if d is None or d.p is None or d.exact or (self.n or 0) < decision.MIN_SEEDS:
+            return None
+        return d.p
+
+    @property
+    def verdict(self) -> Outcome:
+        if self.held is not None:
+            if len(self.held) < decision.MIN_SEEDS:
+                return INDICATIVE
+            return REPRODUCED if all(self.held) else NOT_REPRODUCED if not any(self.held) else WITHIN_NOISE
+        d = self.difference
+        if d is None:
             return REPRODUCED if self.holds else NOT_REPRODUCED
-        if d.low > 0 or (not self.strict and d.low >= 0):
-            return REPRODUCED
-        if d.high < 0 or (self.strict and d.high <= 0 and d.low == d.high):
+        if (self.n or 0) < decision.MIN_SEEDS:
+            return INDICATIVE
+        if d.exact:
+            if d.low > 0 or (not self.strict and d.low >= 0):
+                return REPRODUCED
             return NOT_REPRODUCED
-        return WITHIN_NOISE
+        return decision.outcome(d.diff, self.p if self.p_adjusted is None else self.p_adjusted)
 
     @property
     def interval(self) -> str:
+        if self.held is not None:
+            return f"{sum(self.held)} of {len(self.held)} seeds"
         return stats.interval(self.difference) if self.difference is not None else ""
+
+    @property
+    def wording(self) -> str:
+        """A finding's reading: the left side higher or lower than the right, or undetermined, at 95%."""
+        d = self.difference
+        left, right = self.sides
+        if d is None or d.low is None:
+            return f"{left} against {right}: undetermined ({self.n or 1} seed{'s' * ((self.n or 1) != 1)})"
+        low, high = (-d.high, -d.low) if self.flip else (d.low, d.high)   # of left − right
+        if low > 0 or high < 0:
+            return f"{left} is {'higher' if low > 0 else 'lower'} than {right}"
+        return f"{left} against {right}: undetermined"
+
+
+@dataclass
+class Prediction(Comparison):
+    """A lesson's single number against our prediction interval for one more run of ours (decision.py)."""
+    value: float = 0.0
+    values: list[float] = field(default_factory=list)
+
+    @property
+    def p(self) -> float | None:
+        if len(self.values) < decision.MIN_SEEDS:
+            return None
+        return decision.prediction_p(self.value, *self._moments())
+
+    @property
+    def verdict(self) -> Outcome:
+        if len(self.values) < decision.MIN_SEEDS:
+            return INDICATIVE
+        p = self.p if self.p_adjusted is None else self.p_adjusted
+        return NOT_REPRODUCED if p < decision.ALPHA else REPRODUCED
+
+    @property
+    def interval(self) -> str:
+        if len(self.values) < 2:
+            return ""
+        mean, sd, n = self._moments()
+        low, high = decision.prediction_interval(mean, sd, n, self.value)
+        return f"{fmt(mean)} ({fmt(low)} to {fmt(high)})"
+
+    def _moments(self) -> tuple[float, float, int]:
+        x = [float(v) for v in self.values]
+        n = len(x)
+        mean = sum(x) / n
+        sd = (sum((v - mean) ** 2 for v in x) / (n - 1)) ** 0.5 if n > 1 else 0.0
+        return mean, sd, n
 
 
 @dataclass
@@ -72,6 +162,27 @@ class Verdict:
     method: str = ""        # the interval's method: paired t, Welch t, one-sample t, exact, means only, one seed
     seeds: str = ""         # seeds per variant: "3", or "base 3, nopos 2" when the counts differ
     comparisons: list[Comparison] = field(default_factory=list)
+    finding: bool = False
+    check: str = ""         # what the comparisons came from, to settle the verdict again after adjustment
+    wording: str = ""       # a finding's reading, "; " between comparisons
+
+    @property
+    def label(self) -> str:
+        """The verdict column's words: 'indicative (1 seed)', 'finding: h4 lower than h1', or the verdict."""
+        if self.verdict == INDICATIVE:
+            return decision.indicative(min((c.n for c in self.comparisons if c.n is not None), default=1))
+        if self.verdict == FINDING:
+            return f"{FINDING}: {self.wording}" if self.wording else str(FINDING)
+        return str(self.verdict)
+
+    @property
+    def p(self) -> str:
+        """The family members' raw p, '; ' between comparisons."""
+        return "; ".join(f"{c.p:.2g}" for c in self.comparisons if c.p is not None)
+
+    @property
+    def p_adjusted(self) -> str:
+        return "; ".join(f"{c.p_adjusted:.2g}" for c in self.comparisons if c.p_adjusted is not None)
 
 
 def fmt(value, percent: bool = False) -> str:
@@ -104,109 +215,154 @@ def show(expr: str, lookup) -> str:
 
 
 def judge(claim: Claim, lookup, variants=(), seeds=None, exercise: str = "") -> Verdict:
-    """The verdict on one claim; `variants` are the exercise's, for a question's answer; `seeds` the per-seed
-    lookup (without it every comparison is read on the means alone); `exercise` names the command that adds seeds."""
+    """The verdict on one claim, on its own (raw p); `variants` are the exercise's, for a question's answer;
+    `seeds` the per-seed lookup (without it every comparison is read on the means alone); `exercise` names the
+    command that adds seeds."""
     ours = show(claim.ours, lookup) if claim.ours else ""
-    v = Verdict(claim.text, claim.lesson or "", ours, NOT_RUN)
+    v = Verdict(claim.text, claim.lesson or "", ours, NOT_RUN, finding=claim.finding or bool(claim.answer),
+                check=claim.check or "")
     if claim.answer:
-        return answer(claim, lookup, variants, v)
-    if not claim.check:
+        return answer(claim, lookup, variants, v, seeds)
+    if not claim.check and claim.value is None:
         v.verdict = ""
         v.note = "a prediction, worked out before running: no verdict" if claim.prediction else "no check"
         return v
     try:
-        evaluate(claim.check, lookup)
-        v.comparisons = []
-        v.verdict = _judge(ast.parse(claim.check, mode="eval").body, lookup, seeds, v.comparisons)
+        if claim.value is not None:
+            v.comparisons = [predict(claim, lookup, seeds)]
+        else:
+            evaluate(claim.check, lookup)
+            v.comparisons = []
+            _collect(tree(claim.check).body, lookup, seeds, v.comparisons)
     except NotApplicable as e:
-        v.verdict, v.note = NOT_APPLICABLE, str(e)
+        v.verdict, v.note, v.comparisons = NOT_APPLICABLE, str(e), []
+        return v
+    except NotMeasured as e:
+        v.verdict, v.note, v.comparisons = NOT_MEASURED, str(e), []
         return v
     except NotMeasured as e:
         v.verdict, v.note = NOT_MEASURED, str(e)
         return v
     except NotRun as e:
-        v.verdict, v.note = NOT_RUN, str(e)
+        v.verdict, v.note, v.comparisons = NOT_RUN, str(e), []
         return v
     except (TypeError, ValueError, ZeroDivisionError) as e:
-        v.verdict, v.note = NOT_RUN, f"the check could not be evaluated: {e}"
+        v.verdict, v.note, v.comparisons = NOT_RUN, f"the check could not be evaluated: {e}", []
         return v
-    _describe(v, claim.check, exercise)
+    settle(v, exercise)
     return v
 
 
-def _judge(node, lookup, seeds, out: list) -> str:
-    """Three-valued: REPRODUCED, NOT_REPRODUCED or WITHIN_NOISE, for a node of a check's syntax tree."""
+def settle(v: Verdict, exercise: str = "") -> None:
+    """The verdict, interval, method, seeds and note from the comparisons as they stand (p adjusted or not)."""
+    if not v.comparisons:
+        return
+    if v.finding:
+        v.verdict = FINDING
+        v.wording = "; ".join(c.wording for c in v.comparisons if c.method != EXACT)
+    elif v.check:
+        v.verdict = _combine(tree(v.check).body, iter(v.comparisons))
+    else:
+        v.verdict = v.comparisons[0].verdict
+    _describe(v, v.check, exercise)
+
+
+def predict(claim: Claim, lookup, seeds) -> Prediction:
+    """A lesson's single number (claim.value) against the per-seed values of `ours`, one term."""
+    named = terms(tree(claim.ours).body)
+    if len(named) != 1:
+        raise ValueError(f"a value claim's ours names one number, not {claim.ours!r}")
+    mean = float(lookup(*named[0]))
+    per = (seeds(*named[0]) if seeds else None) or {}
+    c = Prediction(f"{fmt(claim.value)} in our prediction interval", True, method=PREDICTION, value=float(claim.value),
+                   values=[per[s] for s in sorted(per)], label=f"{fmt(claim.value)} against {claim.ours}")
+    c.seeds = {named[0][0]: len(per)} if per else {}
+    c.holds = abs(claim.value - mean) <= decision.TOLERANCE * abs(claim.value) if len(per) < 2 else \
+        c.verdict != NOT_REPRODUCED
+    return c
+
+
+def _collect(node, lookup, seeds, out: list) -> None:
+    """Every comparison of a check's syntax tree, in the order _combine reads them."""
+    match node:
+        case ast.BoolOp(values=vs):
+            for n in vs:
+                _collect(n, lookup, seeds, out)
+            return
+        case ast.UnaryOp(op=ast.Not(), operand=a):
+            _collect(a, lookup, seeds, out)
+            return
+        case ast.Compare(left=left, ops=ops, comparators=cs):
+            a = left
+            for op, b in zip(ops, cs):
+                out.append(compare(a, op, b, lookup, seeds))
+                a = b
+            return
+    out.append(Comparison(ast.unparse(node), bool(evaluate(ast.unparse(node), lookup)), method=EXACT))
+
+
+def _combine(node, found) -> Outcome:
+    """The verdict of a node from its comparisons' (taken from `found` in _collect's order)."""
     match node:
         case ast.BoolOp(op=ast.And(), values=vs):
-            return _all([_judge(n, lookup, seeds, out) for n in vs])
+            return _all([_combine(n, found) for n in vs])
         case ast.BoolOp(op=ast.Or(), values=vs):
-            parts = [_judge(n, lookup, seeds, out) for n in vs]
-            return REPRODUCED if REPRODUCED in parts else NOT_REPRODUCED if set(parts) == {NOT_REPRODUCED} \
-                else WITHIN_NOISE
+            parts = [_combine(n, found) for n in vs]
+            if REPRODUCED in parts:
+                return REPRODUCED
+            if set(parts) == {NOT_REPRODUCED}:
+                return NOT_REPRODUCED
+            return INDICATIVE if INDICATIVE in parts else WITHIN_NOISE
         case ast.UnaryOp(op=ast.Not(), operand=a):
             flip = {REPRODUCED: NOT_REPRODUCED, NOT_REPRODUCED: REPRODUCED}
-            r = _judge(a, lookup, seeds, out)
+            r = _combine(a, found)
             return flip.get(r, r)
-        case ast.Compare(left=left, ops=ops, comparators=cs):
-            parts, a = [], left
-            for op, b in zip(ops, cs):
-                c = compare(a, op, b, lookup, seeds)
-                out.append(c)
-                parts.append(c.verdict)
-                a = b
-            return _all(parts)
-    holds = bool(evaluate(ast.unparse(node), lookup))
-    out.append(Comparison(ast.unparse(node), holds, method=EXACT))
-    return REPRODUCED if holds else NOT_REPRODUCED
+        case ast.Compare(ops=ops):
+            return _all([next(found).verdict for _ in ops])
+    return next(found).verdict
 
 
-def _all(parts: list[str]) -> str:
-    """A chain or an `and`: reproduced if every part is, not reproduced if any is, within seed noise otherwise."""
+def _all(parts: list[Outcome]) -> Outcome:
+    """A chain or an `and`: reproduced if every part is, not reproduced if any is, indicative if any part is (and
+    none is not reproduced), within seed noise otherwise."""
     if NOT_REPRODUCED in parts:
         return NOT_REPRODUCED
-    return REPRODUCED if all(p == REPRODUCED for p in parts) else WITHIN_NOISE
-
-
-def terms(node) -> list[tuple[str, str, int | None]]:
-    """The (variant, key, step) numbers an expression reads, in the order it names them."""
-    found = {}
-    for n in ast.walk(node):
-        match n:
-            case ast.Subscript(value=ast.Attribute(value=ast.Name(id=variant), attr=key), slice=ast.Constant(value=s)):
-                found[variant, key, int(s)] = None
-            case ast.Attribute(value=ast.Name(id=variant), attr=key):
-                found[variant, key, None] = None
-    # an Attribute inside a Subscript is also walked: drop it when the subscripted form is there
-    return [t for t in found if t[2] is not None or not any(u[:2] == t[:2] and u[2] is not None for u in found)]
+    if all(p == REPRODUCED for p in parts):
+        return REPRODUCED
+    return INDICATIVE if INDICATIVE in parts else WITHIN_NOISE
 
 
 def compare(a, op, b, lookup, seeds) -> Comparison:
     """One pair `a op b`: whether it holds on the means, and where it can, the interval of its margin."""
     text = f"{ast.unparse(a)} {SYMBOLS[type(op)]} {ast.unparse(b)}"
     holds = bool(evaluate(text, lookup))
-    if type(op) not in ORDERS:  # == and != (a count, a tag): exact, on the means
-        return Comparison(text, holds, method=EXACT, label=text)
-    flip, strict = ORDERS[type(op)]
     ta, tb = terms(a), terms(b)
+    per = {t: seeds(*t) for t in dict.fromkeys(ta + tb)} if seeds is not None else {}
+    have_seeds = bool(per) and all(per.values())
+    by_variant = {}
+    for (variant, _, _), p in (per.items() if have_seeds else ()):
+        by_variant[variant] = by_variant.get(variant, set(p)) & set(p)
+    if type(op) not in ORDERS:  # == and != (a count, a tag): exact, on each seed where there are seeds
+        c = Comparison(text, holds, method=EXACT, label=text)
+        if have_seeds and (common := set.intersection(*by_variant.values())):
+            c.held = [bool(evaluate(text, _at(per, s))) for s in sorted(common)]
+            c.seeds, c.method = {variant: len(common) for variant in by_variant}, PER_SEED
+        return c
+    flip, strict = ORDERS[type(op)]
     if not tb:  # against a constant: "≥ 0.9"
         label = f"{SHORT[type(op)]} {ast.unparse(b)}"
     elif not ta:
         label = f"{SHORT[MIRROR[type(op)]]} {ast.unparse(a)}"
     else:
         label = text
-    c = Comparison(text, holds, strict=strict, label=label)
-    if seeds is None:
+    c = Comparison(text, holds, strict=strict, label=label, flip=flip, sides=(ast.unparse(a), ast.unparse(b)))
+    if not have_seeds or any(isinstance(x, str) for p in per.values() for x in p.values()):  # a tag: the means
         return c
-    per = {t: seeds(*t) for t in dict.fromkeys(ta + tb)}
-    if not per or any(not p for p in per.values()):  # a tag or the budget: no per-seed form
-        return c
-    by_variant = {}
-    for (variant, _, _), p in per.items():
-        by_variant[variant] = by_variant.get(variant, set(p)) & set(p)
     c.seeds = {variant: len(s) for variant, s in by_variant.items()}
     margin = ast.BinOp(b, ast.Sub(), a) if flip else ast.BinOp(a, ast.Sub(), b)
     common = set.intersection(*by_variant.values())
-    if all(s == common for s in by_variant.values()) and common:
+    one_exercise = len({v.split(":")[0] if ":" in v else "" for v in by_variant}) == 1
+    if one_exercise and all(s == common for s in by_variant.values()) and common:
         values = [float(evaluate(ast.unparse(margin), _at(per, seed))) for seed in sorted(common)]
         c.difference = stats.one_sample(values, 0.0, method=stats.PAIRED if len(by_variant) > 1 else stats.ONE_SAMPLE)
     else:
@@ -219,7 +375,28 @@ def compare(a, op, b, lookup, seeds) -> Comparison:
         xb = [float(evaluate(ast.unparse(b), _at(per, s))) for s in sorted(sb)]
         c.difference = stats.welch(xb, xa) if flip else stats.welch(xa, xb)
     c.method = c.difference.method if c.difference.low is not None else ONE_SEED
+    windows = _windows(ta + tb, by_variant, seeds)
+    if windows:
+        c.difference = stats.with_windows(c.difference, windows)
     return c
+
+
+def _windows(named, by_variant: dict, seeds) -> float | None:
+    """The validation windows' standard error of a margin: each windowed term's, averaged over its seeds (they
+    share the windows, so it does not shrink with them), summed in squares over the terms (taken as independent:
+    the safe side, two models' errors on the same windows correlate positively). None when no term is windowed or
+    a run did not log its error (runs from before it was logged)."""
+    squares, windowed = 0.0, False
+    for variant, key, step in dict.fromkeys(named):
+        if key not in WINDOWED:
+            continue
+        windowed = True
+        per = seeds(variant, WINDOWED[key], step) or {}
+        got = [per[s] for s in by_variant[variant] if s in per]
+        if not got:
+            return None
+        squares += (sum(got) / len(got)) ** 2
+    return squares ** 0.5 if windowed else None
 
 
 def _at(per: dict, seed: int):
@@ -229,7 +406,7 @@ def _at(per: dict, seed: int):
 def _describe(v: Verdict, check: str, exercise: str) -> None:
     """The verdict's interval, method, seed counts and note, from its comparisons."""
     cs = v.comparisons
-    with_interval = [c for c in cs if c.difference is not None]
+    with_interval = [c for c in cs if c.interval]
     if len(with_interval) == 1:
         v.interval = with_interval[0].interval
     else:
@@ -245,28 +422,53 @@ def _describe(v: Verdict, check: str, exercise: str) -> None:
     notes = []
     if len(set(counts.values())) > 1:
         notes.append(f"the variants compared have different numbers of seeds ({v.seeds})")
-    for c in cs:
-        if c.verdict == WITHIN_NOISE:
-            d = c.difference
-            side = "the means hold, but" if c.holds else "the means fail, but"
-            need = stats.seeds_needed(d)
-            more = (f"about {need} seeds per variant would resolve a difference of this size at this spread: "
-                    f"make ablations ABLATIONS={exercise or '<exercise>'} SEEDS={need}") if need else \
-                "more than 100 seeds would be needed to resolve a difference this small at this spread"
-            notes.append(f"{c.text}: {side} the 95% interval holds zero over {d.n_a} seeds; {more}")
-        elif c.verdict == NOT_REPRODUCED and c.difference is not None and c.difference.low is not None:
-            notes.append(f"{c.text}: the 95% interval lies on the wrong side of zero")
-        elif c.holds != (c.verdict == REPRODUCED):
-            notes.append(f"{c.text}: the means {'hold' if c.holds else 'fail'}, the seeds' interval says otherwise")
+    for c in cs if not v.finding else ():
+        notes += _comparison_note(c, exercise)
     if any(c.method == ONE_SEED for c in cs):
         notes.append("one seed: no interval")
+    if v.finding:
+        notes.append("a finding, not a verdict: " + (v.wording or "no interval") + " (95% interval, outside the "
+                     "table's multiplicity family)")
     if v.verdict == NOT_REPRODUCED and not notes:
         notes.append(f"check: {check}")
     v.note = "; ".join(notes)
 
 
-def answer(claim: Claim, lookup, variants, v: Verdict) -> Verdict:
-    """A question: the variant with the best value of the named metric among those that were run."""
+def _comparison_note(c: Comparison, exercise: str) -> list[str]:
+    """What one comparison's verdict needs said beside it."""
+    verdict, d = c.verdict, c.difference
+    if verdict == INDICATIVE:
+        return [f"{c.text}: {decision.indicative(c.n or 1)}, fewer than the {decision.MIN_SEEDS} a verdict needs; the "
+                f"means {'hold' if c.holds else 'fail'}"]
+    if c.held is not None:
+        return [f"{c.text}: holds on {sum(c.held)} of {len(c.held)} seeds"] if verdict == WITHIN_NOISE else []
+    if isinstance(c, Prediction):
+        return [f"{c.label}: outside our prediction interval, widened by {decision.TOLERANCE:.0%}"] \
+            if verdict == NOT_REPRODUCED else []
+    if verdict == WITHIN_NOISE:
+        if d.p is not None and d.p < decision.ALPHA:
+            return [f"{c.text}: the 95% interval excludes zero (p {d.p:.2g}), but not after {decision.METHOD.title()}'s "
+                    f"correction over the table (adjusted p {c.p_adjusted:.2g})"]
+        side = "the means hold, but" if c.holds else "the means fail, but"
+        if stats.windows_hold_zero(d):
+            return [f"{c.text}: {side} the validation windows' own error (se {d.se_windows:.3f}) holds zero: more "
+                    f"seeds cannot resolve it, more validation windows could"]
+        need = stats.seeds_needed(d)
+        more = (f"about {need} seeds per variant would give 80% power against a true difference of this size at "
+                f"this spread (make ablations ABLATIONS={exercise or '<exercise>'} SEEDS={need}; seeds added after "
+                f"a look are a second look, which the table's stated error rate does not cover)") if need else \
+            "more than 100 seeds would be needed to resolve a difference this small at this spread"
+        return [f"{c.text}: {side} the 95% interval holds zero over {d.n_a} seeds; {more}"]
+    if verdict == NOT_REPRODUCED and d is not None and d.low is not None:
+        return [f"{c.text}: the 95% interval lies on the wrong side of zero"]
+    if c.holds != (verdict == REPRODUCED):
+        return [f"{c.text}: the means {'hold' if c.holds else 'fail'}, the seeds' interval says otherwise"]
+    return []
+
+
+def answer(claim: Claim, lookup, variants, v: Verdict, seeds=None) -> Verdict:
+    """A question, a finding: the variant with the best value of the named metric among those that were run, and
+    where there are seeds, the interval of its lead over the runner-up."""
     values, missing = {}, []
     for variant in variants:
         try:
@@ -279,7 +481,16 @@ def answer(claim: Claim, lookup, variants, v: Verdict) -> Verdict:
     pick = min if claim.best == "min" else max
     best = pick(values, key=values.get)
     v.ours = f"{best} ({claim.answer} {fmt(values[best])})"
-    v.verdict = ANSWERED
+    v.verdict = FINDING
+    others = {k: x for k, x in values.items() if k != best}
+    if others and seeds is not None:
+        runner = pick(others, key=others.get)
+        op = ast.Lt() if claim.best == "min" else ast.Gt()
+        c = compare(ast.parse(f"{best}.{claim.answer}", mode="eval").body, op,
+                    ast.parse(f"{runner}.{claim.answer}", mode="eval").body, lookup, seeds)
+        v.comparisons = [c]
+        v.ours += f", runner-up {runner} ({fmt(values[runner])})"
+        settle(v)
     if missing:
-        v.note = f"not run: {', '.join(missing)}"
+        v.note = "; ".join(filter(None, [v.note, f"not run: {', '.join(missing)}"]))
     return v

@@ -114,7 +114,7 @@ th, td {{ border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-a
 th {{ background: #f3f3f3; }}
 td.reproduced {{ background: #dff3df; }} td.not-reproduced {{ background: #f8dcdc; }}
 td.not-run {{ background: #eee; color: #666; }} td.within-seed-noise {{ background: #fbf0d0; }}
-td.answered {{ background: #dde8f8; }}
+td.finding {{ background: #dde8f8; }} td.indicative {{ background: #f3f3f3; }}
 img {{ max-width: 100%; }} figure {{ margin: 1em 0 2em; }} figcaption {{ color: #555; font-size: 13px; }}
 pre {{ background: #f7f7f7; padding: 0.7em; white-space: pre-wrap; font-size: 13px; }}
 </style></head>
@@ -131,4 +131,5 @@ def _anchor(text: str) -> str:
 
 
 def _verdict_class(v: str) -> str:
-    return str(v).replace(" ", "-")
+    """The verdict's kind as a CSS class: 'indicative (1 seed)' is indicative, 'finding: ...' a finding."""
+    return str(v).split(" (")[0].split(":")[0].replace(" ", "-")

@@ -3,14 +3,15 @@
 Head order is arbitrary: seed 2's head 3 need not do what seed 1's head 3 does. So heads are matched across seeds
 by type (their strongest statistic, lm.spec.knockout_table.TYPES) within a block; two heads of one type in a block are
 told apart by rank (the higher score first). Each matched head's loss increase is the mean over the seeds that have it,
-with a 95% t-interval.
+with a 95% t-interval. What the lessons imply about the knock-outs are claims in experiments/*.yaml, judged in the
+report's verdict table (analysis/verdicts.py): this section shows those rows, and judges nothing itself.
 """
 import math
 
 import numpy as np
 import pandas as pd
 
-from analysis import claims, stats
+from analysis import stats, verdicts
 from analysis.document import Doc
 from analysis.plots import plot
 from analysis.store import ExerciseRuns
@@ -85,8 +86,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return out.assign(_p=out["part"].map(order)).sort_values(["block", "_p", "_effect"], ascending=[True, True, False])
 
 
-def section(doc: Doc, runs: dict[str, ExerciseRuns], heads: dict[str, pd.DataFrame]) -> None:
-    """heads: each run's heads.csv table, by run id."""
+def section(doc: Doc, runs: dict[str, ExerciseRuns], heads: dict[str, pd.DataFrame], table: verdicts.Table) -> None:
+    """heads: each run's heads.csv table, by run id; table: the report's verdicts, whose knock-out rows it shows."""
     doc.h(2, TITLE)
     doc.p(f"Each head is knocked out alone, on the first {WINDOWS} windows of the fixed validation set: its output "
           f"(its slice of the input to the attention's output projection) is replaced by its mean over those windows "
@@ -123,72 +124,12 @@ def section(doc: Doc, runs: dict[str, ExerciseRuns], heads: dict[str, pd.DataFra
               "get one with make heads EXERCISE=<exercise>).")
         return
     doc.h(3, "What the lessons imply about them")
-    doc.table(pd.DataFrame(lesson_claims(runs)))
-
-
-def _values(runs, exercise: str, variant: str, key: str) -> list[float]:
-    er = runs.get(exercise)
-    return er.values(variant, key) if er is not None else []
-
-
-def _paired(runs, exercise: str, variant: str, a: str, b: str) -> list[float]:
-    er = runs.get(exercise)
-    if er is None or f"metrics.{a}" not in er.finished or f"metrics.{b}" not in er.finished:
-        return []
-    rows = er.rows(variant)
-    return (rows[f"metrics.{a}"] - rows[f"metrics.{b}"]).dropna().astype(float).tolist()
-
-
-def _verdict(low: float | None, high: float | None, diff: float, holds_if_positive: bool) -> str:
-    if low is None:  # one seed: the sign alone
-        ok = diff > 0 if holds_if_positive else diff < 0
-        return claims.REPRODUCED if ok else claims.NOT_REPRODUCED
-    lo, hi = (low, high) if holds_if_positive else (-high, -low)
-    return claims.REPRODUCED if lo > 0 else claims.NOT_REPRODUCED if hi < 0 else claims.WITHIN_NOISE
-
-
-def lesson_claims(runs) -> list[dict]:
-    rows = []
-    # 1. Block 1's previous-character head against the other block-1 heads: a paired difference, per seed.
-    d = _paired(runs, "baseline", "base", "knockout_prev_head_b1", "knockout_other_b1_max")
-    row = {"claim": "In the base model, knocking out block 1's previous-character head costs more than knocking "
-                    "out any other single block-1 head",
-           "lessons": "block 1, head 3: 1 character back at 100% of positions (lesson 000)"}
-    if d:
-        low, high = t_interval(d)
-        prev = _values(runs, "baseline", "base", "knockout_prev_head_b1")
-        other = _values(runs, "baseline", "base", "knockout_other_b1_max")
-        rows.append({**row, "ours": f"previous-character head {stats.mean_std(prev)}, the next block-1 head "
-                                    f"{stats.mean_std(other)}; difference {mean_interval(d)} over {len(d)} seed(s), "
-                                    f"paired", "verdict": _verdict(low, high, float(np.mean(d)), True)})
-    else:
-        rows.append({**row, "ours": "-", "verdict": claims.NOT_RUN})
-    # 2. Without positions.
-    a, b = (_values(runs, "nopos", v, "knockout_prev_head_b1") for v in ("nopos", "pos"))
-    row = {"claim": "Without position vectors, block 1's previous-character head matters less",
-           "lessons": "without positions, attention can't tell 'tops' from 'pots' (lesson 000)"}
-    if a and b:
-        w = stats.welch(a, b)
-        how = nopos_how(runs)
-        rows.append({**row, "ours": f"nopos {stats.mean_std(a)} against pos {stats.mean_std(b)}: "
-                                    f"{stats.interval(w)} (Welch). {how}",
-                     "verdict": _verdict(w.low, w.high, w.diff, False)})
-    else:
-        rows.append({**row, "ours": "-", "verdict": claims.NOT_RUN})
-    # 3. microgpt against the base model: each fuzzy head against the sharpest head there.
-    a = _values(runs, "microgpt", "microgpt", "knockout_head_max")
-    b = _values(runs, "baseline", "base", "knockout_sharpest_head")
-    row = {"claim": "Each of microgpt's fuzzy heads matters less than the base model's sharpest head",
-           "lessons": "the heads are fuzzy rather than neatly specialised (lesson 001); one head always reads the "
-                      "previous character (lesson 000)"}
-    if a and b:
-        w = stats.welch(a, b)
-        rows.append({**row, "ours": f"microgpt's largest head {stats.mean_std(a)} against the base model's sharpest "
-                                    f"{stats.mean_std(b)}: {stats.interval(w)} (Welch)",
-                     "verdict": _verdict(w.low, w.high, w.diff, False)})
-    else:
-        rows.append({**row, "ours": "-", "verdict": claims.NOT_RUN})
-    return rows
+    doc.p("The claims of the exercises' files that read a knock-out, as the claims table judges them.")
+    claims = table.frame()[[r.reads("knockout_") for r in table.rows]]
+    doc.table(claims[["exercise", "claim", "lessons", "ours", "margin (95% interval)", "method", "seeds", "verdict"]])
+    how = nopos_how(runs)
+    if how:
+        doc.p(f"How the model without positions relies on its heads: {how}")
 
 
 def nopos_how(runs) -> str:

@@ -1,14 +1,14 @@
 """The report's findings on each exercise's parent run: its claims' verdicts as tags, its figures as images.
 
 Called when the report is built and logged (`make report`), so a rebuilt report replaces what the last one left:
-a tag `verdict.<n>` per claim ("reproduced: Four heads beat one head of the same width"), a tag `verdicts` that
-counts them, and the exercise's figures (those the report names `<exercise>*.png`) under the parent run's
-`figures/`, which MLflow's artifact view previews. The per-variant means come from the suite (lm/tracking/aggregates.py).
+a tag `verdict.<n>` per claim ("reproduced: Four heads beat one head of the same width"), read from the report's
+own verdict table (analysis/verdicts.py), a tag `verdicts` that counts them, and the exercise's figures (those the
+report names `<exercise>*.png`) under the parent run's `figures/`, which MLflow's artifact view previews. The
+per-variant means come from the suite (lm/tracking/aggregates.py).
 """
-from collections import Counter
 from pathlib import Path
 
-from analysis import claims
+from analysis import verdicts
 
 
 def parent_run(er) -> str | None:
@@ -24,18 +24,17 @@ def figures_of(name: str, figures: Path) -> list[Path]:
     return sorted(p for p in figures.glob("*.png") if p.stem == name or p.stem.startswith(f"{name}_"))
 
 
-def log(runs: dict, figures: Path) -> dict[str, str]:
-    """Verdicts and figures onto every exercise's parent run; returns {exercise: parent run id}."""
+def log(runs: dict, table: verdicts.Table, figures: Path) -> dict[str, str]:
+    """The table's verdicts and the figures onto every exercise's parent run; returns {exercise: parent run id}."""
     done = {}
     for name, er in runs.items():
         run_id = parent_run(er)
         if run_id is None:
             continue
         client = er.reader.client
-        verdicts = [claims.judge(c, er.lookup, list(er.exercise.variants), er.values) for c in er.exercise.claims]
-        tags = {f"verdict.{i}": f"{v.verdict}: {v.text}"[:5000] for i, v in enumerate(verdicts, 1)}
-        count = Counter(v.verdict for v in verdicts)
-        tags["verdicts"] = ", ".join(f"{count[k]} {k}" for k in claims.VERDICTS if count[k]) or "no claims"
+        rows = table.of(name)
+        tags = {f"verdict.{r.index}": f"{r.verdict.label}: {r.verdict.text}"[:5000] for r in rows}
+        tags["verdicts"] = table.summary(name)
         for key, value in tags.items():
             client.set_tag(run_id, key, value)
         for path in figures_of(name, figures):

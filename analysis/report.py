@@ -33,6 +33,7 @@ from analysis import (
     plots,
     sections,
     stats,
+    verdicts,
 )
 from analysis.document import Doc
 from analysis.kinds import Context, Kind, what_changes
@@ -103,27 +104,22 @@ def perplexity(doc: Doc, runs: dict[str, ExerciseRuns]):
     doc.table(pd.DataFrame(rows))
 
 
-def claim_table(doc: Doc, runs: dict[str, ExerciseRuns]) -> dict[str, int]:
+def claim_table(doc: Doc, table: verdicts.Table) -> dict[str, int]:
     doc.h(2, "The lessons' claims")
     doc.p("Each claim's check (experiments/*.yaml) evaluated on our runs. 'Ours' is the mean over seeds. Every "
           "comparison in a check gets the 95% interval of its margin, the amount by which it holds: a paired "
           "t-interval over the per-seed margins where the variants share their seeds (the same seed sees the same "
           "batches), a "
-          "one-sample t-interval for one variant against a constant, Welch's where the seeds differ. A comparison "
-          "is reproduced when its interval lies above zero, not reproduced when it lies below, within seed noise "
-          "when it holds zero; a chain or an 'and' is reproduced only when every part is. Not run: a variant or a "
+          "one-sample t-interval for one variant against a constant, Welch's where the seeds differ; where the "
+          "runs logged it, the validation windows' standard error is added to the seeds' (both shown). A "
+          "comparison is reproduced when its p, adjusted over the table (below), is under the level and its margin "
+          "positive, not reproduced when under the level and negative, within seed noise otherwise; a chain or an "
+          "'and' is reproduced only when every part is. Not run: a variant or a "
           "number the check needs is missing from the store (a quick store logs no step 500, for instance).")
-    rows = []
-    for name, er in runs.items():
-        for c in er.exercise.claims:
-            v = claims.judge(c, er.lookup, list(er.exercise.variants), er.per_seed, exercise=name)
-            rows.append({"exercise": name, "claim": v.text, "lessons": v.lesson or "-", "ours": v.ours or "-",
-                         "margin (95% interval)": v.interval or "-", "method": v.method or "-",
-                         "seeds": v.seeds or "-", "verdict": v.verdict or "-", "note": v.note})
-    df = pd.DataFrame(rows)
-    counts = df["verdict"].value_counts().to_dict() if len(df) else {}
+    doc.p(table.preamble())
+    counts = table.counts()
     doc.p("; ".join(f"{counts.get(k, 0)} {k}" for k in claims.VERDICTS) + ".")
-    doc.table(df)
+    doc.table(table.frame())
     return counts
 
 
@@ -236,9 +232,10 @@ def prefetch(er: ExerciseRuns, parts: list[Kind]) -> dict[str, pd.DataFrame]:
 
 
 # --- the whole report ------------------------------------------------------------------------------------
-def build(runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str, out: Path, title: str) -> tuple[Doc, dict]:
+def build(runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str, out: Path, title: str) \
+        -> tuple[Doc, verdicts.Table]:
     """The frame (overview, perplexity, claims, comparisons, failures, head statistics), then each exercise's
-    section as its `report:` block declares it."""
+    section as its `report:` block declares it; the verdict table they all read."""
     figs = out / "figures"
     figs.mkdir(parents=True, exist_ok=True)
     for old in figs.glob("*.png"):
@@ -253,19 +250,20 @@ def build(runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str, out: Pat
         parts = sections.entries(er.exercise)
         heads_by_run.update(prefetch(er, parts))
         sections.render(Context(exercise_sections, er, heads_by_run), parts)
-    knockout_report.section(knockouts, runs, heads_by_run)
+    table = verdicts.table(runs)
+    knockout_report.section(knockouts, runs, heads_by_run, table)
     doc.h(1, title)
     overview(doc, runs, opts, uri)
     environments.section(doc, runs)
     perplexity(doc, runs)
-    counts = claim_table(doc, runs)
+    claim_table(doc, table)
     comparisons(doc, runs)
     failures(doc, runs)
     head_statistics(doc, runs, heads_by_run)
     doc.extend(knockouts)
     attention_view.section(doc, runs)
     doc.extend(exercise_sections)
-    return doc, counts
+    return doc, table
 
 
 def store_exercises(reader: Reader, quick: bool, files: dict) -> dict[str, exercises.Exercise]:
@@ -299,8 +297,8 @@ def log_report(reader: Reader, out: Path, opts: ReportOptions, counts: dict) -> 
             client.restore_experiment(exp_id)
     run = client.create_run(exp_id, run_name=f"report {datetime.now():%Y-%m-%d %H:%M}",
                             tags={"ablations": opts.ablations, "quick": str(opts.quick).lower()})
-    for k, v in counts.items():
-        client.log_metric(run.info.run_id, f"claims_{k.replace(' ', '_')}", v)
+    for k in claims.VERDICTS:  # every kind, a zero included: a report's counts compare across runs
+        client.log_metric(run.info.run_id, f"claims_{k.replace(' ', '_')}", counts.get(k, 0))
     for file in ("report.html", "report.md"):  # only what this report wrote, whatever else is in `out`
         client.log_artifact(run.info.run_id, str(out / file))
     client.log_artifacts(run.info.run_id, str(out / "figures"), "figures")
@@ -344,14 +342,15 @@ def main(argv: list[str] | None = None) -> int:
     plots.PAINTER.start()  # its workers import matplotlib and seaborn while this process reads the first runs
     out = Path(opts.out)
     title = "tinygpt ablations: the lessons' exercises, reproduced" + (" (quick suite)" if opts.quick else "")
-    doc, counts = build(runs, opts, uri, out, title)
+    doc, table = build(runs, opts, uri, out, title)
     (out / "report.md").write_text(doc.markdown(), encoding="utf-8")
     (out / "report.html").write_text(doc.html(title), encoding="utf-8")
-    run_id = log_report(reader, out, opts, counts) if opts.log else None
+    run_id = log_report(reader, out, opts, table.counts()) if opts.log else None
     if opts.log:  # each exercise's verdicts and figures, on its parent run
-        parent_runs.log(runs, out / "figures")
+        parent_runs.log(runs, table, out / "figures")
     print(f"wrote {out / 'report.html'} and {out / 'report.md'} in {time.time() - started:.1f} s"
           + (f"; logged as run {run_id} in experiment '{prefix}report'" if run_id else ""))
+    print(f"claims: {table.summary()}")
     return 0
 
 

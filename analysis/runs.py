@@ -3,6 +3,7 @@
     df = runs.table(quick=True)             # a row per run: exercise, variant, seed, status, toggles, final metrics
     runs.aggregate(df, ["val_loss"])        # per (exercise, variant, metric): mean, std, n, 95% interval
     runs.histories(df, ["val_loss"])        # metric histories in long form: a row per (run, metric, step)
+    runs.verdicts(quick=True)               # the report's claims table: a row per claim, raw and adjusted p, verdict
 
 `make export` (`python -m analysis.runs [quick=true] [ablations=...] [out=reports/export]`) writes the three as
 Parquet and CSV. The store is found as `make report` finds it; the exercises are the files of the experiments
@@ -65,6 +66,15 @@ def table(quick: bool = False, ablations="all", tracking_uri: str | None = None)
         out.attrs["metrics"] = list(metrics.values())
     out.attrs["tracking_uri"] = uri
     return out.reset_index(drop=True)
+
+
+def verdicts(quick: bool = False, ablations="all", tracking_uri: str | None = None) -> pd.DataFrame:
+    """The report's claims table, computed as `make report` computes it (analysis/verdicts.py): a row per claim.
+    With `ablations`, the family the p are adjusted over is those exercises' claims alone."""
+    from analysis import verdicts as table
+
+    _, exercise_runs = _exercise_runs(quick, ablations, tracking_uri)
+    return table.table({er.exercise.name: er for er in exercise_runs}).frame()
 
 
 def _typed(column: pd.Series) -> pd.Series:

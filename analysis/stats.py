@@ -5,6 +5,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+from statsmodels.stats import power as power_solvers
+
+from analysis import decision
 
 ONE_SEED = "one seed: no interval"
 CANNOT_TELL = "the seeds cannot tell these apart"
@@ -32,6 +35,15 @@ class Difference:
     n_b: int = 0
     method: str = WELCH         # PAIRED (per-seed differences), WELCH, or ONE_SAMPLE (against a constant)
     sd: float = 0.0             # the spread the interval rests on: of the differences, or pooled for Welch
+    p: float | None = None      # two-sided p of "no difference"; None where there is no interval
+    se: float = 0.0             # the standard error of diff from the seeds' spread, with its degrees of freedom
+    df: float = math.inf
+    se_windows: float | None = None  # the validation windows' standard error of diff, where it was added
+
+    @property
+    def exact(self) -> bool:
+        """Every seed gave the same difference: no spread, no chance."""
+        return self.low is not None and self.low == self.high
 
     @property
     def wording(self) -> str:
@@ -50,10 +62,19 @@ def welch(a, b, confidence: float = 0.95) -> Difference:
         return d
     d.sd = float(math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2))
     if a.var() == 0 and b.var() == 0:  # every seed gave the same number on both sides: the difference is exact
-        d.low = d.high = d.diff
-        return d
-    ci = stats.ttest_ind(a, b, equal_var=False).confidence_interval(confidence)
-    d.low, d.high = float(ci.low), float(ci.high)
+        return _exact(d)
+    test = stats.ttest_ind(a, b, equal_var=False)
+    ci = test.confidence_interval(confidence)
+    d.low, d.high, d.p = float(ci.low), float(ci.high), float(test.pvalue)
+    d.se, d.df = float(math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))), float(test.df)
+    return d
+
+
+def _exact(d: Difference) -> Difference:
+    """A difference every seed gives alike: its interval is the point, and it is no chance either way."""
+    d.sd = 0.0
+    d.low = d.high = d.diff
+    d.p = 0.0 if d.diff != 0 else 1.0
     return d
 
 
@@ -74,25 +95,45 @@ def one_sample(x, c: float = 0.0, confidence: float = 0.95, method: str = ONE_SA
         return d
     d.sd = float(x.std(ddof=1))
     if d.sd <= 1e-12 * max(1.0, abs(float(x.mean()))):  # every seed gave the same difference (to round-off): exact
-        d.sd = 0.0
-        d.low = d.high = d.diff
-        return d
-    ci = stats.ttest_1samp(x, c).confidence_interval(confidence)  # of mean(x)
-    d.low, d.high = float(ci.low) - c, float(ci.high) - c
+        return _exact(d)
+    test = stats.ttest_1samp(x, c)
+    ci = test.confidence_interval(confidence)  # of mean(x)
+    d.low, d.high, d.p = float(ci.low) - c, float(ci.high) - c, float(test.pvalue)
+    d.se, d.df = d.sd / math.sqrt(len(x)), float(len(x) - 1)
     return d
 
 
-def seeds_needed(d: Difference, confidence: float = 0.95, most: int = 100) -> int | None:
-    """Roughly how many seeds per variant would give a 95% interval that excludes zero, were the difference and
-    the spread the ones observed: the smallest n with t(n-1) · sd · √(k/n) < |diff| (k = 2 for Welch's two
-    samples, 1 for paired or one-sample); None if more than `most`, or if there is no spread to go on."""
+def with_windows(d: Difference, se_windows: float, confidence: float = 0.95) -> Difference:
+    """d with the validation windows' standard error added to the seeds': every run is scored on the same windows,
+    so their error is shared by the seeds and does not shrink with them. se = √(se_seeds² + se_windows²), its
+    degrees of freedom by Welch-Satterthwaite (the windows' term from over a thousand windows, taken as known)."""
+    if d.low is None or se_windows <= 0:
+        return d
+    se = math.sqrt(d.se ** 2 + se_windows ** 2)
+    df = math.inf if d.se == 0 else se ** 4 / (d.se ** 4 / d.df)
+    half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
+    return Difference(d.diff, d.diff - half, d.diff + half, d.n_a, d.n_b, d.method, d.sd,
+                      float(decision.t_p(d.diff, se, df)), d.se, d.df, se_windows)
+
+
+def seeds_needed(d: Difference, power: float = 0.8, most: int = 100) -> int | None:
+    """Seeds per variant that would find a true difference of the size observed, at the spread observed, with
+    `power` (80%) at the table's level: statsmodels' t-test power solvers (paired or one-sample: one t over the
+    per-seed margins; Welch: two independent samples of equal size). None if more than `most`, or if there is no
+    spread to go on."""
     if d.sd <= 0 or d.diff == 0:
         return None
-    k = 2 if d.method == WELCH else 1
-    for n in range(2, most + 1):
-        if stats.t.ppf(0.5 + confidence / 2, n - 1) * d.sd * math.sqrt(k / n) < abs(d.diff):
-            return n
-    return None
+    solver = power_solvers.TTestIndPower() if d.method == WELCH else power_solvers.TTestPower()
+    n = solver.solve_power(effect_size=abs(d.diff) / d.sd, alpha=decision.ALPHA, power=power,
+                           alternative="two-sided")
+    n = float(np.atleast_1d(n)[0])
+    n = decision.MIN_SEEDS if not math.isfinite(n) else max(decision.MIN_SEEDS, math.ceil(n))  # NaN: fewer than 2
+    return n if n <= most else None
+
+
+def windows_hold_zero(d: Difference, confidence: float = 0.95) -> bool:
+    """Whether the validation windows' error alone keeps zero in the interval: no number of seeds resolves it."""
+    return d.se_windows is not None and abs(d.diff) <= stats.norm.ppf(0.5 + confidence / 2) * d.se_windows
 
 
 def reading(d: Difference, variant: str) -> str:
@@ -103,9 +144,15 @@ def reading(d: Difference, variant: str) -> str:
 
 
 def interval(d: Difference, digits: int = 3) -> str:
-    """'+0.041 (+0.012 to +0.070)', or the difference alone when there is no interval."""
+    """'+0.041 (+0.012 to +0.070)', or the difference alone when there is no interval; where the windows' error
+    was added, both standard errors: '+0.041 (+0.002 to +0.080; se seeds 0.010, windows 0.015)'."""
     text = f"{d.diff:+.{digits}f}"
-    return text if d.low is None else f"{text} ({d.low:+.{digits}f} to {d.high:+.{digits}f})"
+    if d.low is None:
+        return text
+    parts = f"{d.low:+.{digits}f} to {d.high:+.{digits}f}"
+    if d.se_windows is not None:
+        parts += f"; se seeds {d.se:.{digits}f}, windows {d.se_windows:.{digits}f}"
+    return f"{text} ({parts})"
 
 
 def at_time(times, values, t: float) -> tuple[float, bool]:

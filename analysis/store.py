@@ -212,20 +212,40 @@ class ExerciseRuns:
             return self.rows(variant)[col].dropna().mode().iloc[0]
         raise NotRun(f"{variant}.{key} was not logged")
 
-    def per_seed(self, variant: str, key: str, step: int | None = None) -> dict[int, float] | None:
-        """The claims' per-seed lookup: {seed: value} of a final metric or of the value logged at `step`; None for
-        what has no per-seed form (a tag, the time budget) or was not logged."""
-        if variant not in self.variants or key == "val_loss_at_budget":
+    def per_seed(self, variant: str, key: str, step: int | None = None) -> dict[int, float | str] | None:
+        """The claims' per-seed lookup: {seed: value} of a final metric, of the value logged at `step`, of each
+        seed's loss at the time budget, or of a tag; None for what was not logged."""
+        if variant not in self.variants:
             return None
+        if key == "val_loss_at_budget":
+            return self.budget_per_seed(variant)
         if step is not None:
             h = self.history(variant, key)
             at = h[h["step"] == step].dropna(subset=["value"])
             return {int(s): float(v) for s, v in zip(at["seed"], at["value"])} or None
         col = f"metrics.{key}"
         if col not in self.finished:
-            return None
+            tag = f"tags.{key}"
+            if tag not in self.finished:
+                return None
+            rows = self.rows(variant)[["seed", tag]].dropna()
+            return {int(s): str(v) for s, v in zip(rows["seed"], rows[tag])} or None
         rows = self.rows(variant)[["seed", col]].dropna()
         return {int(s): float(v) for s, v in zip(rows["seed"], rows[col])} or None
+
+    def budget_per_seed(self, variant: str) -> dict[int, float] | None:
+        """Each seed's validation loss at the budget (the budget variant's mean training time), interpolated on
+        that seed's own curve of loss against time; its last value where it never reached the budget."""
+        table = self.budget()
+        if table is None or variant not in table.index:
+            return None
+        budget = float(table["budget_s"].iloc[0])
+        loss = self.history(variant, "val_loss").rename(columns={"value": "val_loss"})
+        time = self.history(variant, "train_time_s").rename(columns={"value": "time"})
+        start = loss[loss["step"] == 0][["seed", "step"]].assign(time=0.0)
+        both = loss.merge(pd.concat([start, time], ignore_index=True), on=["seed", "step"]).sort_values("step")
+        return {int(seed): stats.at_time(g["time"], g["val_loss"], budget)[0]
+                for seed, g in both.groupby("seed")} or None
 
     def applicable(self, variant: str, key: str) -> None:
         """Raises NotApplicable when the variant's runs read another corpus than the exercise's claims are about,

@@ -34,6 +34,7 @@ class EndOfRun:
     heads: pd.DataFrame | None = None             # the head statistics' table, which knock-out reads
     probe: list | None = None                     # the probe's top characters, for the run's summary
     sample: str | None = None                     # the first sample, for the run's summary
+    by_position_se: list[float] = field(default_factory=list)   # its standard error over the validation windows
 
 
 def probe(end: EndOfRun) -> None:
@@ -97,6 +98,7 @@ def attention(end: EndOfRun) -> None:
 
 def loss_by_position(end: EndOfRun) -> None:
     end.store.log_series(end.run_id, "val_loss_at_position", end.by_position)
+    end.store.log_series(end.run_id, "val_loss_at_position_se", end.by_position_se)
     (end.folder / "loss_by_position.json").write_text(probes.to_json(end.by_position))
 
 

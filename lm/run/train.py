@@ -283,14 +283,14 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
     (lm/spec/measures.py's table, in its order), each logged once."""
     model.eval()
     val = probes.validation(model, dm.val, cfg.eval.honest_windows if cfg.eval.honest else 0)
-    metrics = {k: v for k, v in val.items() if k != "loss_by_position"}
+    metrics = {k: v for k, v in val.items() if not k.startswith("loss_by_position")}
     if recorder.steps_timed:
         metrics["ms_per_step"] = recorder.ms_per_step
         metrics["tokens_per_s"] = cfg.train.batch_size * cfg.model.block_size * 1000 / recorder.ms_per_step
     off = measures.switched_off(cfg.measure)
     with tempfile.TemporaryDirectory() as tmp:
         end = EndOfRun(cfg, corpus, model, dm.val, store, run_id, Path(tmp), probes.not_applicable(corpus, cfg.data),
-                       val["loss_by_position"], metrics)
+                       val["loss_by_position"], metrics, by_position_se=val["loss_by_position_se"])
         for m in measures.TABLE:
             if m.measure not in off:
                 end_of_run.MEASURE[m.measure](end)

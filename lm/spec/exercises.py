@@ -2,11 +2,14 @@
 
 A claim's `check` is a small expression over variants' results, each the mean over seeds:
 `nopos.val_loss > pos.val_loss`, `base.val_loss[500]` (the value logged at step 500),
-`base.probe_top1 == 'e'` (a tag), with `and`, `or`, `not`, arithmetic, `abs`, `min` and `max`.
+`base.probe_top1 == 'e'` (a tag), with `and`, `or`, `not`, arithmetic, `abs`, `min` and `max`. Another
+exercise's variant is named with its exercise first: `baseline:base.knockout_prev_head_b1` (or, the same,
+`baseline.base.knockout_prev_head_b1`); its lookup gets the variant as "baseline:base".
 """
 import ast
 import operator
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +44,7 @@ class Claim:
     answer: str | None = None   # for a question: the metric whose best variant is the answer
     best: str = "min"
     prediction: bool = False    # worked out before running, shown beside the lesson's figure without a verdict
+    value: float | None = None  # a lesson's single number, judged as one draw: `ours` names our per-seed metric
     finding: bool = False       # a question or a comparison no lesson makes: an interval and a wording (higher,
     #                             lower, undetermined), never reproduced or not
 
@@ -79,12 +83,15 @@ class Exercise:
     claims: list[Claim] = field(default_factory=list)
     report: list[dict] | None = None  # the report section's figures: [{kind: curves, metrics: [val_loss]}, ...]
     ui: dict | None = None            # make ui's first charts (lm/tracking/views.py): {lines: [...], bars: [...]}
+    disjoint_seeds: bool = False      # each variant its own seeds (1..n, n+1..2n, ...): an A/A check's twins,
+    #                                   which would otherwise be one run each (the same config, the same hash)
 
     def runs(self, seeds: int) -> list[RunSpec]:
         n = self.seeds or seeds
         steps = [f"train.steps={self.steps}"] if self.steps else []
         return [RunSpec(self.name, variant, seed, [*steps, *self.overrides, *overrides], self.init_from)
-                for variant, overrides in self.variants.items() for seed in range(1, n + 1)]
+                for i, (variant, overrides) in enumerate(self.variants.items())
+                for seed in range(1 + i * n * self.disjoint_seeds, n + 1 + i * n * self.disjoint_seeds)]
 
 
 def parse(name: str, text: str, source: str) -> Exercise:
@@ -108,6 +115,9 @@ def parse(name: str, text: str, source: str) -> Exercise:
         if not v.isidentifier():
             raise ConfigError(f"{source}: variant {v!r} must be a name usable in a check (letters, digits, _)")
     for c in ex.claims:
+        if c.value is not None and (c.check or not c.ours or not isinstance(c.value, (int, float))):
+            raise ConfigError(f"{source}: claim {c.text[:40]!r}… has a value: it needs a number, an `ours` that names "
+                              f"the metric, and no check")
         for expr in filter(None, (c.check, c.ours)):
             unknown = {v for v in referenced(expr) if v not in ex.variants}
             if unknown:
@@ -149,9 +159,53 @@ _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, as
         ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.USub: operator.neg, ast.Not: operator.not_}
 
 
+QUALIFIED = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*):([A-Za-z_]\w*)\.")
+
+
+def tree(expr: str) -> ast.Expression:
+    """A check's syntax tree; `exercise:variant.key` is read as `exercise.variant.key`."""
+    return ast.parse(QUALIFIED.sub(r"\1.\2.", expr), mode="eval")
+
+
+def term(node) -> tuple[str, str, int | None] | None:
+    """(variant, key, step) when the node names one number: `v.key`, `v.key[step]`, `exercise.v.key`,
+    `exercise.v.key[step]` (its variant "exercise:v"); None for any other node."""
+    step = None
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        node, step = node.value, int(node.slice.value)
+    match node:
+        case ast.Attribute(value=ast.Name(id=variant), attr=key) if not _private(variant, key):
+            return variant, key, step
+        case ast.Attribute(value=ast.Attribute(value=ast.Name(id=exercise), attr=variant), attr=key) \
+                if not _private(exercise, variant, key):
+            return f"{exercise}:{variant}", key, step
+    return None
+
+
+def _private(*names: str) -> bool:
+    """A name like `__class__`: never a variant or a metric, and not allowed in a check."""
+    return any(n.startswith("_") for n in names)
+
+
+def terms(node) -> list[tuple[str, str, int | None]]:
+    """The (variant, key, step) numbers an expression (or a node of one) reads, in the order it names them."""
+    found = {}
+
+    def visit(n):
+        t = term(n)
+        if t is not None:
+            found[t] = None
+            return
+        for child in ast.iter_child_nodes(n):
+            visit(child)
+
+    visit(node)
+    return list(found)
+
+
 def referenced(expr: str) -> set[str]:
-    tree = ast.parse(expr, mode="eval")
-    return {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    """The variants of its own exercise an expression names (not another exercise's)."""
+    return {v for v, _, _ in terms(tree(expr)) if ":" not in v}
 
 
 def evaluate(expr: str, lookup):
@@ -163,10 +217,8 @@ def evaluate(expr: str, lookup):
                 return ev(b)
             case ast.Constant(value=v):
                 return v
-            case ast.Attribute(value=ast.Name(id=variant), attr=key):
-                return lookup(variant, key, None)
-            case ast.Subscript(value=ast.Attribute(value=ast.Name(id=variant), attr=key), slice=ast.Constant(value=s)):
-                return lookup(variant, key, int(s))
+            case _ if term(n) is not None:
+                return lookup(*term(n))
             case ast.BoolOp(op=ast.And(), values=vs):
                 return all(ev(v) for v in vs)
             case ast.BoolOp(op=ast.Or(), values=vs):
@@ -189,4 +241,4 @@ def evaluate(expr: str, lookup):
                 return [ev(e) for e in es]
         raise ValueError(f"not allowed in a check: {ast.unparse(n)!r}")
 
-    return ev(ast.parse(expr, mode="eval"))
+    return ev(tree(expr))

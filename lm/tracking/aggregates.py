@@ -8,12 +8,11 @@ single bars of the parent alone. The headline metrics are the validation loss an
 exercise's claims read and those its `ui:` block charts. The suite refreshes them whenever it ends, so a seed that
 finishes later shows in them.
 """
-import ast
 import re
 
 import numpy as np
 
-from lm.spec.exercises import Exercise
+from lm.spec.exercises import Exercise, terms, tree
 
 HEADLINE = ("val_loss", "val_perplexity")
 # MLflow's metric and tag names take letters, digits, _ - . space : and / only; a sweep's variants are named like
@@ -31,9 +30,9 @@ def headline(ex: Exercise) -> list[str]:
     keys = dict.fromkeys(HEADLINE)
     for c in ex.claims:
         for expr in filter(None, (c.check, c.ours)):
-            for n in ast.walk(ast.parse(expr, mode="eval")):
-                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in ex.variants:
-                    keys[n.attr] = None
+            for variant, key, _ in terms(tree(expr)):
+                if variant in ex.variants:   # not another exercise's (`baseline:base.key`)
+                    keys[key] = None
         if c.answer:
             keys[c.answer] = None
     keys.update(dict.fromkeys((ex.ui or {}).get("bars", [])))

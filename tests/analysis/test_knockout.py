@@ -8,7 +8,7 @@ from torch.nn import functional as F
 
 from lm.commands import heads
 from lm.measures import knockout
-from lm.measures.knockout_summary import head_types
+from lm.measures.knockout_summary import head_types, headline
 from lm.model.model import GPT, GPTConfig
 from lm.spec.knockout_table import Mode, Part, Target
 
@@ -162,7 +162,7 @@ def test_the_run_metrics_name_block_ones_previous_character_head_and_the_sharpes
     table = knockout.knockout(model, batches())
     heads = pd.DataFrame({"block": [1, 1, 2, 2], "head": [1, 2, 1, 2], "prev_token_score": [0.2, 0.9, 0.95, 0.1],
                           "m2": [0.5, 0.0, 0.0, 0.0], "max_weight": [0.4, 0.7, 0.3, 0.99]})
-    m = knockout.headline(table, heads)
+    m = headline(table, heads)
     assert m["knockout_prev_head_b1"] == increase(table, "b1h2")    # block 1's best, not block 2's
     assert m["knockout_other_b1_max"] == increase(table, "b1h1")
     assert m["knockout_sharpest_head"] == increase(table, "b2h2")

@@ -62,6 +62,21 @@ def test_loss_by_position_is_each_positions_mean_loss_and_averages_to_the_valida
     assert out["loss_by_position"][-1] != pytest.approx(losses[:, -1].mean().item(), rel=1e-6)
 
 
+def test_validation_gives_its_standard_error_over_the_windows():
+    """Issue 23, defect 5: every run is scored on the same windows; their error is logged with the loss."""
+    model = tiny()
+    batches = [windows(n=5, seed=s) for s in (1, 2)]
+    for _, y in batches:
+        y[y < 0] = 3                                       # 10 full windows, no padding
+    out = probes.validation(model, batches)
+    x, y = (torch.cat(t) for t in zip(*batches))
+    with torch.no_grad():
+        losses = F.cross_entropy(model(x)[0].transpose(1, 2), y, reduction="none").double()   # (B, T)
+    per_window = losses.mean(1)
+    assert out["val_loss_se"] == pytest.approx((per_window.std() / math.sqrt(10)).item(), rel=1e-6)
+    assert out["loss_by_position_se"] == pytest.approx((losses.std(0) / math.sqrt(10)).tolist(), rel=1e-6)
+
+
 def test_attention_at_init_shows_lesson_000s_case_for_the_scaling():
     """Lesson 000: d_head = 16 gives q·k a spread of about √16 = 4; divided by √16, about 1."""
     torch.manual_seed(0)

@@ -33,7 +33,14 @@ def test_each_run_composes_into_a_valid_config(name):
     assert [r.name for r in runs[:3]] == [f"{list(ex.variants)[0]}/seed{s}" for s in (1, 2, 3)]
     hashes = {config.load(r.overrides).config_hash for r in runs}
     assert len(hashes) == len(runs)            # every (variant, seed) is a distinct run
-    assert ex.claims and all(c.check or c.answer or c.prediction for c in ex.claims)
+    assert ex.claims and all(c.check or c.answer or c.prediction or c.value is not None for c in ex.claims)
+
+
+def test_the_aa_twins_train_on_disjoint_seeds_so_no_twin_copy_merges_them():
+    runs = exercises.load_all()["aa"].runs(seeds=1)    # its own 3 seeds, at quick size too
+    seeds = {v: {r.seed for r in runs if r.variant == v} for v in ("a", "b")}
+    assert seeds == {"a": {1, 2, 3}, "b": {4, 5, 6}}
+    assert len({config.load(r.overrides).config_hash for r in runs}) == 6
 
 
 def test_the_variants_change_what_they_say():
@@ -56,7 +63,7 @@ def test_the_variants_change_what_they_say():
 def test_selection():
     assert [e.name for e in exercises.select("nomask,heads")] == ["nomask", "heads"]
     assert [e.name for e in exercises.select("all")] == list(exercises.load_all())
-    with pytest.raises(ConfigError, match="unknown ablation 'nomsk'; the exercises are baseline"):
+    with pytest.raises(ConfigError, match="unknown ablation 'nomsk'; the exercises are aa, baseline"):
         exercises.select(["nomsk"])
 
 

@@ -123,10 +123,12 @@ def section(doc: Doc, runs: dict[str, ExerciseRuns], heads: dict[str, pd.DataFra
         doc.p("Not run: no finished run in this store has a knockout.csv (runs from before knock-out was logged "
               "get one with make heads EXERCISE=<exercise>).")
         return
-    doc.h(3, "What the lessons imply about them")
-    doc.p("The claims of the exercises' files that read a knock-out, as the claims table judges them.")
-    claims = table.frame()[[r.reads("knockout_") for r in table.rows]]
-    doc.table(claims[["exercise", "claim", "lessons", "ours", "margin (95% interval)", "method", "seeds", "verdict"]])
+    reading = [r.reads("knockout_") for r in table.rows]
+    if any(reading):
+        doc.h(3, "What the lessons imply about them")
+        doc.p("The claims of the exercises' files that read a knock-out, as the claims table judges them.")
+        doc.table(table.frame()[reading][["exercise", "claim", "lessons", "ours", "margin (95% interval)", "method",
+                                          "seeds", "verdict"]])
     how = nopos_how(runs)
     if how:
         doc.p(f"How the model without positions relies on its heads: {how}")

@@ -199,7 +199,7 @@ def test_with_srun_on_the_path_a_run_hears_nothing_of_lightnings_slurm_detection
     (tmp_path / "srun").write_text("#!/bin/sh\nexit 0\n")
     (tmp_path / "srun").chmod(0o755)
     env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"}
-    code = ("from lm import train; train.quiet(); "
+    code = ("from lm.run import train; train.quiet(); "
             "from lightning_fabric.plugins.environments import SLURMEnvironment; SLURMEnvironment.detect()")
     quiet = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     asked = subprocess.run([sys.executable, "-W", "default", "-c", code], env=env, capture_output=True, text=True)

@@ -240,15 +240,11 @@ def judge(claim: Claim, lookup, variants=(), seeds=None, exercise: str = "") -> 
     except NotMeasured as e:
         v.verdict, v.note, v.comparisons = NOT_MEASURED, str(e), []
         return v
-    except NotMeasured as e:
-        v.verdict, v.note = NOT_MEASURED, str(e)
-        return v
     except NotRun as e:
         v.verdict, v.note, v.comparisons = NOT_RUN, str(e), []
         return v
-    except (TypeError, ValueError, ZeroDivisionError) as e:
-        v.verdict, v.note, v.comparisons = NOT_RUN, f"the check could not be evaluated: {e}", []
-        return v
+    except (TypeError, ValueError, ZeroDivisionError) as e:  # a fault of the check or of ours: an error, no verdict
+        raise RuntimeError(f"claim {claim.text!r}: the check could not be evaluated: {type(e).__name__}: {e}") from e
     settle(v, exercise)
     return v
 

@@ -6,18 +6,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import mlflow
 import pytest
 import yaml
 from mlflow.tracking import MlflowClient
 
 from analysis import report
-from lm.commands import suite, train
+from lm.commands import suite
 from lm.measures.end_of_run import MEASURE
 from lm.spec import config, measures
 from lm.spec.schema import MeasureConfig
-from lm.tracking.store import pointed_at
-from tests.training.test_run import TINY
+from tests.training.test_run import TINY, trained
 
 ROOT = Path(__file__).resolve().parents[2]
 OFF = ["measure.knockout=false", "measure.mlflow_model=false", "measure.samples=false"]
@@ -47,15 +45,8 @@ def test_a_misspelt_switch_is_one_line_before_any_work():
 
 @pytest.fixture(scope="module")
 def partly_measured(tmp_path_factory):
-    store = tmp_path_factory.mktemp("store")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TINYGPT_STORE", str(store))
-        mp.delenv("MLFLOW_TRACKING_URI", raising=False)
-        assert train.main([*TINY, *OFF]) == 0
-    uri = f"sqlite:///{store}/mlflow.db"
-    with pointed_at(uri):
-        run = mlflow.search_runs(experiment_names=["tiny"]).iloc[0]
-    return uri, run
+    uri, runs = trained(tmp_path_factory.mktemp("store"), [*TINY, *OFF])
+    return uri, runs.iloc[0]
 
 
 def test_a_measurement_switched_off_logs_nothing_and_the_run_says_so(partly_measured):

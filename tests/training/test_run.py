@@ -19,16 +19,20 @@ TINY = ["train.steps=30", "eval.every=10", "eval.val_batches=2", "eval.val_batch
         "sample.length=50", "runtime.progress=false", "tracking.experiment=tiny"]
 
 
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    store = tmp_path_factory.mktemp("store")
+def trained(store, args: list[str]) -> tuple[str, pd.DataFrame]:
+    """`make train` with args into a store of its own: the store's URI and its experiment's runs."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TINYGPT_STORE", str(store))
         mp.delenv("MLFLOW_TRACKING_URI", raising=False)
-        assert train.main(TINY) == 0
+        assert train.main(args) == 0
     uri = f"sqlite:///{store}/mlflow.db"
     with pointed_at(uri):
         return uri, mlflow.search_runs(experiment_names=["tiny"])
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    return trained(tmp_path_factory.mktemp("store"), TINY)
 
 
 def test_the_run_is_in_mlflow_with_its_whole_config(finished):

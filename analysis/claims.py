@@ -66,6 +66,7 @@ class Comparison:
     flip: bool = False                  # the margin is right − left
     sides: tuple[str, str] = ("", "")   # the left and right expressions, for a finding's wording
     p_adjusted: float | None = None     # set by the table (analysis/verdicts.py) for a member of its family
+    looks: dict[int, float] | None = None   # set by the table: the raw p at each look reached ({seeds: p})
 
     @property
     def n(self) -> int | None:
@@ -73,12 +74,21 @@ class Comparison:
         return min(self.seeds.values()) if self.seeds else None
 
     @property
-    def p(self) -> float | None:
-        """The raw two-sided p, for a comparison in the table's family (decision.FAMILY); else None."""
+    def raw_p(self) -> float | None:
+        """The two-sided p of this look's seeds, for a comparison in the table's family (decision.FAMILY); else
+        None."""
         d = self.difference
         if d is None or d.p is None or d.exact or (self.n or 0) < decision.MIN_SEEDS:
             return None
         return d.p
+
+    @property
+    def p(self) -> float | None:
+        """The sequential p over the looks reached (decision.sequential_p), the family's member; None outside it."""
+        raw = self.raw_p
+        if raw is None:
+            return None
+        return decision.sequential_p(self.looks or {decision.look(self.n or 0): raw})
 
     @property
     def verdict(self) -> Outcome:
@@ -123,7 +133,7 @@ class Prediction(Comparison):
     values: list[float] = field(default_factory=list)
 
     @property
-    def p(self) -> float | None:
+    def raw_p(self) -> float | None:
         if len(self.values) < decision.MIN_SEEDS:
             return None
         return decision.prediction_p(self.value, *self._moments())
@@ -165,6 +175,7 @@ class Verdict:
     finding: bool = False
     check: str = ""         # what the comparisons came from, to settle the verdict again after adjustment
     wording: str = ""       # a finding's reading, "; " between comparisons
+    looked: tuple[int, int] | None = None  # set by the table: the last look's seeds, and the most seeds a variant had
 
     @property
     def label(self) -> str:
@@ -177,8 +188,8 @@ class Verdict:
 
     @property
     def p(self) -> str:
-        """The family members' raw p, '; ' between comparisons."""
-        return "; ".join(f"{c.p:.2g}" for c in self.comparisons if c.p is not None)
+        """The family members' raw p at the last look, '; ' between comparisons."""
+        return "; ".join(f"{c.raw_p:.2g}" for c in self.comparisons if c.raw_p is not None)
 
     @property
     def p_adjusted(self) -> str:
@@ -214,10 +225,9 @@ def show(expr: str, lookup) -> str:
     return fmt(value, percent=bool(keys) and keys <= PERCENT)
 
 
-def judge(claim: Claim, lookup, variants=(), seeds=None, exercise: str = "") -> Verdict:
+def judge(claim: Claim, lookup, variants=(), seeds=None) -> Verdict:
     """The verdict on one claim, on its own (raw p); `variants` are the exercise's, for a question's answer;
-    `seeds` the per-seed lookup (without it every comparison is read on the means alone); `exercise` names the
-    command that adds seeds."""
+    `seeds` the per-seed lookup (without it every comparison is read on the means alone)."""
     ours = show(claim.ours, lookup) if claim.ours else ""
     v = Verdict(claim.text, claim.lesson or "", ours, NOT_RUN, finding=claim.finding or bool(claim.answer),
                 check=claim.check or "")
@@ -245,11 +255,11 @@ def judge(claim: Claim, lookup, variants=(), seeds=None, exercise: str = "") -> 
         return v
     except (TypeError, ValueError, ZeroDivisionError) as e:  # a fault of the check or of ours: an error, no verdict
         raise RuntimeError(f"claim {claim.text!r}: the check could not be evaluated: {type(e).__name__}: {e}") from e
-    settle(v, exercise)
+    settle(v)
     return v
 
 
-def settle(v: Verdict, exercise: str = "") -> None:
+def settle(v: Verdict) -> None:
     """The verdict, interval, method, seeds and note from the comparisons as they stand (p adjusted or not)."""
     if not v.comparisons:
         return
@@ -260,7 +270,7 @@ def settle(v: Verdict, exercise: str = "") -> None:
         v.verdict = _combine(tree(v.check).body, iter(v.comparisons))
     else:
         v.verdict = v.comparisons[0].verdict
-    _describe(v, v.check, exercise)
+    _describe(v, v.check)
 
 
 def predict(claim: Claim, lookup, seeds) -> Prediction:
@@ -399,7 +409,7 @@ def _at(per: dict, seed: int):
     return lambda variant, key, step: per[variant, key, step][seed]
 
 
-def _describe(v: Verdict, check: str, exercise: str) -> None:
+def _describe(v: Verdict, check: str) -> None:
     """The verdict's interval, method, seed counts and note, from its comparisons."""
     cs = v.comparisons
     with_interval = [c for c in cs if c.interval]
@@ -419,7 +429,9 @@ def _describe(v: Verdict, check: str, exercise: str) -> None:
     if len(set(counts.values())) > 1:
         notes.append(f"the variants compared have different numbers of seeds ({v.seeds})")
     for c in cs if not v.finding else ():
-        notes += _comparison_note(c, exercise)
+        notes += _comparison_note(c)
+    if v.looked and not v.finding:
+        notes += _look_note(*v.looked)
     if any(c.method == ONE_SEED for c in cs):
         notes.append("one seed: no interval")
     if v.finding:
@@ -430,7 +442,20 @@ def _describe(v: Verdict, check: str, exercise: str) -> None:
     v.note = "; ".join(notes)
 
 
-def _comparison_note(c: Comparison, exercise: str) -> list[str]:
+def _look_note(last: int, most: int) -> list[str]:
+    """What the table says of a claim judged after seeds were added, or on fewer seeds than its runs have."""
+    notes = []
+    if most > last:
+        notes.append(f"judged on the first {last} seeds of each variant: the looks are at "
+                     f"{', '.join(map(str, decision.LOOKS))} seeds, fixed in advance so that adding seeds keeps the "
+                     f"table's error rate (analysis/decision.py)")
+    if last > decision.LOOKS[0]:
+        notes.append(f"look {decision.LOOKS.index(last) + 1} of {len(decision.LOOKS)}, {last} seeds: seeds added after "
+                     f"the first look (make decide); its p is sequential, the level spent over the looks")
+    return notes
+
+
+def _comparison_note(c: Comparison) -> list[str]:
     """What one comparison's verdict needs said beside it."""
     verdict, d = c.verdict, c.difference
     if verdict == INDICATIVE:
@@ -443,17 +468,18 @@ def _comparison_note(c: Comparison, exercise: str) -> list[str]:
             if verdict == NOT_REPRODUCED else []
     if verdict == WITHIN_NOISE:
         if d.p is not None and d.p < decision.ALPHA:
-            return [f"{c.text}: the 95% interval excludes zero (p {d.p:.2g}), but not after {decision.METHOD.title()}'s "
-                    f"correction over the table (adjusted p {c.p_adjusted:.2g})"]
+            q = c.p if c.p_adjusted is None else c.p_adjusted
+            return [f"{c.text}: the 95% interval excludes zero (p {d.p:.2g}), but not at the share of the level its "
+                    f"look spends, after {decision.METHOD.title()}'s correction over the table (p for the verdict "
+                    f"{q:.2g})"]
         side = "the means hold, but" if c.holds else "the means fail, but"
         if stats.windows_hold_zero(d):
             return [f"{c.text}: {side} the validation windows' own error (se {d.se_windows:.3f}) holds zero: more "
                     f"seeds cannot resolve it, more validation windows could"]
         need = stats.seeds_needed(d)
-        more = (f"about {need} seeds per variant would give 80% power against a true difference of this size at "
-                f"this spread (make ablations ABLATIONS={exercise or '<exercise>'} SEEDS={need}; seeds added after "
-                f"a look are a second look, which the table's stated error rate does not cover)") if need else \
-            "more than 100 seeds would be needed to resolve a difference this small at this spread"
+        more = (f"about {need} seeds per variant would give {decision.POWER:.0%} power against a true difference of "
+                f"this size at this spread; `make decide` adds them in rounds whose error the table holds") \
+            if need else "more than 100 seeds would be needed to resolve a difference this small at this spread"
         return [f"{c.text}: {side} the 95% interval holds zero over {d.n_a} seeds; {more}"]
     if verdict == NOT_REPRODUCED and d is not None and d.low is not None:
         return [f"{c.text}: the 95% interval lies on the wrong side of zero"]

@@ -1,5 +1,6 @@
 """The claims table's decision rule, declared once: its outcomes, its level, the family it holds that level over,
-the smallest seed count for a firm verdict, and the tolerance a lesson's single number is read with.
+the smallest seed count for a firm verdict, the looks at which seeds may be added (`make decide`) and how the level
+is spent over them, and the tolerance a lesson's single number is read with.
 
 Numbers only (numpy, scipy, statsmodels): the report decides with these functions and the calibration test
 (tests/analysis/test_calibration.py) simulates studies through the same ones.
@@ -41,6 +42,21 @@ FAMILY = ("every comparison of every claim in the table that carries a p-value: 
 # calibration test's assumption); Shapiro-Wilk, which the A/A exercise uses to check that, needs 3 values at least,
 # and with 2 the interval is 12.7 standard errors wide (t(1) = 12.71): no difference this table asks about resolves.
 MIN_SEEDS = 3
+# The looks: a comparison is judged on the first 3 seeds of each variant it reads, and `make decide` may add rounds
+# of ROUND seeds, up to 12. A claim left undecided at one look and judged again at the next is a second test of the
+# same claim (optional stopping: following the old note "add seeds" once took a false verdict from 2.4% to 5.5%), so
+# the level is spent over the looks (alpha spending, the Bonferroni form): look k may use SPEND[k] of it, and a
+# comparison's p is its sequential p, min over the looks it reached of p_k / SPEND[k]. That is a valid p-value
+# whatever rule chooses which claims get more seeds and when to stop (P(any look's p_k <= SPEND[k]·a) <= a, the looks
+# being fixed seed counts), so Holm over the table still holds the family-wise level; the calibration test simulates
+# the whole procedure. Half the level at the first look: a table never extended loses little (its Holm thresholds
+# halve); the other half is shared by the three added rounds. A variant with seeds between two looks is judged at the
+# lower one (its first LOOKS[k] seeds): the looks must be fixed in advance for the spending to hold.
+LOOKS = (MIN_SEEDS, 6, 9, 12)
+SPEND = (1 / 2, 1 / 6, 1 / 6, 1 / 6)
+ROUND = LOOKS[1] - LOOKS[0]
+# Planning: the power `make decide` plans a comparison's seeds for, statsmodels' solvers at the level of its last look.
+POWER = 0.8
 # A lesson's single number is one draw from the lesson's own setup, not ours. Our prediction interval for a new
 # run is widened by this share of the lesson's number for that difference of setup (kernels, batch order, the
 # initialisation's random stream). Its size is the lessons' own: lesson 000's recipe ends at 1.761 and lesson 002's
@@ -91,3 +107,17 @@ def prediction_interval(mean: float, sd: float, n: int, value: float) -> tuple[f
     """Where one more run of ours would land with 1 - ALPHA probability, widened by TOLERANCE of `value`."""
     half = stats.t.ppf(1 - ALPHA / 2, n - 1) * sd * np.sqrt(1 + 1 / n) + TOLERANCE * abs(value)
     return mean - half, mean + half
+
+
+def look(n: int) -> int | None:
+    """The last look a comparison over n seeds per variant reached: the largest of LOOKS at most n; None below the
+    first."""
+    reached = [k for k in LOOKS if k <= n]
+    return reached[-1] if reached else None
+
+
+def sequential_p(at: dict):
+    """A comparison's p over the looks it reached ({seeds: the look's raw p}): min of p_k / SPEND[k], at most 1.
+    The p may be arrays of many comparisons (the calibration test's), a look a comparison did not reach inf."""
+    p = np.minimum(1.0, np.min([np.asarray(p, float) / SPEND[LOOKS.index(n)] for n, p in at.items()], axis=0))
+    return float(p) if p.ndim == 0 else p

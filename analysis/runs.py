@@ -22,7 +22,8 @@ HISTORIES = ["train_loss", "val_loss", "honest_val_loss", "train_time_s", "val_l
 KEYS = ["exercise", "variant", "seed"]
 
 
-def _exercise_runs(quick: bool, ablations, tracking_uri: str | None):
+def exercise_runs(quick: bool, ablations, tracking_uri: str | None):
+    """The store's URI and the chosen exercises' runs, read as `make report` reads them."""
     from analysis import report
     from analysis.store import ExerciseRuns, Reader
     from lm.spec import exercises
@@ -39,9 +40,9 @@ def table(quick: bool = False, ablations="all", tracking_uri: str | None = None)
     """A row per child run of every exercise: exercise, experiment, variant, seed, status, counted (the run the
     report uses for its (variant, seed)), run_id, start_time, every param under its own name (model.n_head, and
     the flat toggles mask, pos_emb, n_head, ...) and every final metric, numeric where it is a number."""
-    uri, exercise_runs = _exercise_runs(quick, ablations, tracking_uri)
+    uri, ers = exercise_runs(quick, ablations, tracking_uri)
     parts = []
-    for er in exercise_runs:
+    for er in ers:
         counted = set(er.finished["run_id"])
         for df in (er.finished, er.others):
             if len(df):
@@ -73,8 +74,8 @@ def verdicts(quick: bool = False, ablations="all", tracking_uri: str | None = No
     With `ablations`, the family the p are adjusted over is those exercises' claims alone."""
     from analysis import verdicts as table
 
-    _, exercise_runs = _exercise_runs(quick, ablations, tracking_uri)
-    return table.table({er.exercise.name: er for er in exercise_runs}).frame()
+    _, ers = exercise_runs(quick, ablations, tracking_uri)
+    return table.table({er.exercise.name: er for er in ers}).frame()
 
 
 def _typed(column: pd.Series) -> pd.Series:

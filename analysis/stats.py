@@ -1,11 +1,13 @@
 """Numbers over seeds: mean ± std, 95% t-intervals for a difference (paired over seeds, Welch's, or one sample
 against a constant), the seeds a difference would need, and interpolation at a time budget."""
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 from statsmodels.stats import power as power_solvers
+from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
 from analysis import decision
 
@@ -116,16 +118,24 @@ def with_windows(d: Difference, se_windows: float, confidence: float = 0.95) -> 
                       float(decision.t_p(d.diff, se, df)), d.se, d.df, se_windows)
 
 
-def seeds_needed(d: Difference, power: float = 0.8, most: int = 100) -> int | None:
+def seeds_needed(d: Difference, power: float = decision.POWER, most: int = 100, alpha: float = decision.ALPHA) \
+        -> int | None:
     """Seeds per variant that would find a true difference of the size observed, at the spread observed, with
-    `power` (80%) at the table's level: statsmodels' t-test power solvers (paired or one-sample: one t over the
-    per-seed margins; Welch: two independent samples of equal size). None if more than `most`, or if there is no
-    spread to go on."""
-    if d.sd <= 0 or d.diff == 0:
+    `power` (80%) at level `alpha` (the table's; `make decide` gives the share its next look spends, divided
+    among the comparisons still open, Holm's first threshold): statsmodels' t-test power solvers (paired or
+    one-sample: one t over the per-seed margins; Welch: two independent samples of equal size). The validation
+    windows' error does not shrink with seeds: the difference is first shortened by what it takes of it
+    (z_alpha/2 + z_power standard errors, the safe side of adding them in squares). None if more than `most`, or
+    if there is no spread, or no difference left, to go on."""
+    shown = abs(d.diff)
+    if d.se_windows:
+        shown -= (stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * d.se_windows
+    if d.sd <= 0 or shown <= 0:
         return None
     solver = power_solvers.TTestIndPower() if d.method == WELCH else power_solvers.TTestPower()
-    n = solver.solve_power(effect_size=abs(d.diff) / d.sd, alpha=decision.ALPHA, power=power,
-                           alternative="two-sided")
+    with warnings.catch_warnings():  # a difference far too small for `most` seeds: the solver does not converge
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        n = solver.solve_power(effect_size=shown / d.sd, alpha=alpha, power=power, alternative="two-sided")
     n = float(np.atleast_1d(n)[0])
     n = decision.MIN_SEEDS if not math.isfinite(n) else max(decision.MIN_SEEDS, math.ceil(n))  # NaN: fewer than 2
     return n if n <= most else None

@@ -68,7 +68,11 @@ class Table:
                 f"{len(self.family)} comparisons here. Their p-values are adjusted together by "
                 f"{decision.METHOD.title()}'s method, which holds the chance of any wrong firm verdict in the table "
                 f"at {decision.ALPHA:.0%} (family-wise, two-sided); a verdict follows the adjusted p, the interval "
-                f"shown is the comparison's own 95% interval. A firm verdict needs {decision.MIN_SEEDS} seeds: "
+                f"shown is the comparison's own 95% interval. Seeds are added only at fixed looks "
+                f"({', '.join(map(str, decision.LOOKS))} seeds per variant; `make decide`), the level spent over "
+                f"them ({', '.join(f'{w:.3g}' for w in decision.SPEND)} of it): a comparison's p is the least of "
+                f"its looks' p, each divided by its look's share, so adding seeds keeps the table's error rate. "
+                f"A firm verdict needs {decision.MIN_SEEDS} seeds: "
                 f"below that a row is indicative. A lesson's single number is reproduced when it lies in our "
                 f"95% prediction interval for one more run, mean ± t·s·√(1 + 1/n), widened by "
                 f"{decision.TOLERANCE:.0%} of the number for the difference of setup (analysis/decision.py says "
@@ -100,17 +104,52 @@ def lookups(runs: dict[str, ExerciseRuns], name: str):
     return lookup, per_seed
 
 
+def first_seeds(per_seed, n: int):
+    """The per-seed lookup cut to each variant's first n seeds (its lowest seed numbers): what one look sees."""
+    def cut(variant, key, step=None):
+        per = per_seed(variant, key, step)
+        return None if per is None else {s: per[s] for s in sorted(per)[:n]}
+    return cut
+
+
+def at_looks(claim: Claim, lookup, variants: list[str], per_seed) -> claims.Verdict:
+    """One claim judged at every look it reached (decision.LOOKS): its verdict is the last look's, and each of its
+    comparisons carries its raw p at every look (`looks`), from which its sequential p is read."""
+    counts = []
+
+    def counting(variant, key, step=None):
+        per = per_seed(variant, key, step)
+        if per:
+            counts.append(len(per))
+        return per
+
+    whole = claims.judge(claim, lookup, variants, counting)
+    last = decision.look(min(counts)) if counts else None
+    if last is None or not whole.comparisons:
+        return whole
+    seen = [claims.judge(claim, lookup, variants, first_seeds(per_seed, n)) for n in decision.LOOKS if n <= last]
+    v = seen[-1]
+    for k, c in enumerate(v.comparisons):
+        c.looks = {n: earlier.comparisons[k].raw_p for n, earlier in zip(decision.LOOKS, seen)
+                   if len(earlier.comparisons) == len(v.comparisons) and earlier.comparisons[k].n == n
+                   and earlier.comparisons[k].raw_p is not None} or None
+    v.looked = (last, max(counts))
+    claims.settle(v)
+    return v
+
+
 def table(runs: dict[str, ExerciseRuns]) -> Table:
-    """Every claim judged, the family's p adjusted together (decision.METHOD), every claim settled again."""
+    """Every claim judged at every look it reached, the family's sequential p adjusted together (decision.METHOD),
+    every claim settled again."""
     rows = []
     for name, er in runs.items():
         lookup, per_seed = lookups(runs, name)
         for i, c in enumerate(er.exercise.claims, 1):
-            rows.append(Row(name, i, c, claims.judge(c, lookup, list(er.exercise.variants), per_seed, exercise=name)))
+            rows.append(Row(name, i, c, at_looks(c, lookup, list(er.exercise.variants), per_seed)))
     t = Table(rows)
     for c, q in zip(t.family, decision.adjust([c.p for c in t.family])):
         c.p_adjusted = float(q)
     for r in rows:
         if r.verdict.verdict not in (claims.NOT_RUN, claims.NOT_APPLICABLE, claims.NOT_MEASURED, ""):
-            claims.settle(r.verdict, r.exercise)
+            claims.settle(r.verdict)
     return t

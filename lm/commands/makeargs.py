@@ -79,6 +79,7 @@ VARIABLES = {
     "HOST": text,
     "PORT": text,
     "EXERCISE": text,
+    "BUDGET": text,
 }
 TEMPLATE = re.compile(r"(?P<pre>.*?)(?P<name>[A-Z][A-Z_]*)(?P<post>\]?)")
 

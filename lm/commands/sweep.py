@@ -23,11 +23,11 @@ def main(argv: list[str], cfg: bool = False) -> int:
     except ConfigError as e:
         return process.fail(str(e))
     ex.overrides += s.overrides  # overrides=[...], which the suite gives every run, belong to the exercise too
-    text = to_yaml(ex, jobs[0].cfg.train.steps, 1 if s.quick else s.seeds)
+    text = to_yaml(ex, jobs[0].cfg.train.steps, s.per_variant)
     if cfg:
         print(text + "# runs:\n" + "".join(f"#   {j.experiment}/{j.spec.name}\n" for j in jobs), end="")
         return 0
-    print(f"sweep {ex.name}: {len(points)} points × {1 if s.quick else s.seeds} seeds", flush=True)
+    print(f"sweep {ex.name}: {len(points)} points × {s.per_variant} seeds", flush=True)
     return suite_command.main(own, chosen=[ex], files={ARTIFACT: text})
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, fields
@@ -105,8 +106,19 @@ class StopOnSignal(pl.Callback):
     before the time limit): the step and its logging finish, a checkpoint is written, and the run stops. In a SLURM
     job this replaces submitit's own SIGUSR2 handler, which would requeue the job or fail the run."""
 
+    # A Ctrl-C at a terminal reaches the run and its suite at once, and the suite passes its own on to the runs (a
+    # `kill -INT` to the suite alone reaches only the suite): a second signal this soon after the first is that
+    # same Ctrl-C, not a second press asking to stop now.
+    SAME_PRESS_S = 2.0
+    early: str | None = None   # a signal a suite's worker got before any run was under way (remember)
+
     def __init__(self):
-        self.signal = None
+        self.signal, self._at = StopOnSignal.early, time.monotonic()
+
+    @staticmethod
+    def remember(signum, frame) -> None:
+        """A worker's handler between runs: the signal is kept, and the next run stops at its first step."""
+        StopOnSignal.early = signal.Signals(signum).name
 
     def __enter__(self):
         self._old = {s: signal.signal(s, self._handle) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2)}
@@ -117,9 +129,10 @@ class StopOnSignal(pl.Callback):
             signal.signal(s, h)
 
     def _handle(self, signum, frame):
-        if self.signal is not None:  # a second Ctrl-C: stop now
+        if self.signal is None:
+            self.signal, self._at = signal.Signals(signum).name, time.monotonic()
+        elif time.monotonic() - self._at > self.SAME_PRESS_S:  # a second Ctrl-C: stop now
             raise KeyboardInterrupt
-        self.signal = signal.Signals(signum).name
 
     def on_train_batch_end(self, trainer, *_):
         if self.signal:

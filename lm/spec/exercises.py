@@ -66,6 +66,11 @@ class RunSpec:
         return [*self.shared, f"seed={self.seed}"]
 
 
+# The seeds of a disjoint_seeds exercise's i-th variant start at i * SEED_BLOCK + 1: far enough apart that no
+# number of added seeds reaches the next variant's.
+SEED_BLOCK = 1000
+
+
 @dataclass
 class Exercise:
     name: str
@@ -74,7 +79,7 @@ class Exercise:
     measures: str
     variants: dict[str, list[str]]
     steps: int | None = None
-    seeds: int | None = None
+    seeds: int | None = None          # the least seeds per variant, whatever the suite asks (quick included)
     overrides: list[str] = field(default_factory=list)
     init_from: str | None = None      # an exercise whose trained models this one reads instead of training
     budget: str | None = None         # the variant whose training time is the wall-clock budget
@@ -83,16 +88,19 @@ class Exercise:
     claims: list[Claim] = field(default_factory=list)
     report: list[dict] | None = None  # the report section's figures: [{kind: curves, metrics: [val_loss]}, ...]
     ui: dict | None = None            # make ui's first charts (lm/tracking/views.py): {lines: [...], bars: [...]}
-    disjoint_seeds: bool = False      # each variant its own seeds (1..n, n+1..2n, ...): an A/A check's twins,
-    #                                   which would otherwise be one run each (the same config, the same hash)
+    disjoint_seeds: bool = False      # each variant its own seeds (1..n, 1001..1000+n, ...): an A/A check's twins,
+    #                                   which would otherwise be one run each (the same config, the same hash); seeds
+    #                                   added later (make decide) extend each variant's block and stay disjoint
 
     def runs(self, seeds: int) -> list[RunSpec]:
-        n = self.seeds or seeds
+        n = max(self.seeds or 0, seeds)   # an exercise's own seeds are its least: at quick size too
         steps = [f"train.steps={self.steps}"] if self.steps else []
-        return [RunSpec(self.name, variant, seed, [*steps, *self.overrides, *overrides], self.init_from)
-                for i, (variant, overrides) in enumerate(self.variants.items())
-                for seed in range(1 + i * n * self.disjoint_seeds, n + 1 + i * n * self.disjoint_seeds)]
-
+        runs = []
+        for i, (variant, overrides) in enumerate(self.variants.items()):
+            first = i * SEED_BLOCK if self.disjoint_seeds else 0
+            shared = [*steps, *self.overrides, *overrides]
+            runs += [RunSpec(self.name, variant, first + k, shared, self.init_from) for k in range(1, n + 1)]
+        return runs
 
 def parse(name: str, text: str, source: str) -> Exercise:
     """An exercise from the text of its YAML; `source` names it in errors (a file, or a run's exercise.yaml)."""

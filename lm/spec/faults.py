@@ -3,6 +3,8 @@
     TINYGPT_FAULT=step:15             SIGKILL the suite (or `lm.commands.train`) and this process the 15th time a step ends
     TINYGPT_FAULT=checkpoint:2:group  SIGKILL the whole process group, workers and all, at the 2nd checkpoint
     TINYGPT_FAULT=logging:3:sigint    a Ctrl-C instead: SIGINT to the process group, as a terminal sends it
+    TINYGPT_FAULT=step:5:suiteint     SIGINT to the suite alone, as `kill -INT <suite's pid>` sends it: its runs
+                                      in progress hear of it only from the suite
     TINYGPT_FAULT=step:5:stall        this process waits there for a signal (a scheduler's SIGTERM, a Ctrl-C), so a
                                       test can cancel a job at a known step (tests/slurm)
     TINYGPT_FAULT=step:5:oom          SIGKILL this process alone, as the kernel's out-of-memory killer would: only
@@ -21,7 +23,7 @@ import signal
 import tempfile
 
 POINTS = ("step", "validation", "logging", "checkpoint")
-MODES = ("", "group", "sigint", "stall", "oom")
+MODES = ("", "group", "sigint", "suiteint", "stall", "oom")
 
 
 def _parse(spec: str) -> tuple[str | None, int, str]:
@@ -30,7 +32,7 @@ def _parse(spec: str) -> tuple[str | None, int, str]:
     name, _, rest = spec.partition(":")
     count, _, mode = rest.partition(":")
     if name not in POINTS or not count.isdigit() or int(count) < 1 or mode not in MODES:
-        raise ValueError(f"TINYGPT_FAULT={spec!r}: expected POINT:N[:group|:sigint|:stall|:oom] with POINT one of "
+        raise ValueError(f"TINYGPT_FAULT={spec!r}: expected POINT:N[:group|:sigint|:suiteint|:stall|:oom] with POINT one of "
                          f"{POINTS}")
     return name, int(count), mode or "kill"
 
@@ -56,7 +58,7 @@ def _count() -> None:
 
 def fire() -> None:
     me, root = os.getpid(), int(os.environ.get("TINYGPT_FAULT_ROOT", os.getpid()))
-    if _mode == "oom" and not _first(root):
+    if _mode in ("oom", "suiteint") and not _first(root):  # the first worker there, alone
         return
     log = os.environ.get("TINYGPT_FAULT_LOG")
     if log:
@@ -73,6 +75,9 @@ def fire() -> None:
         else:
             for pid in {root, me}:
                 os.kill(pid, signal.SIGINT)
+        return
+    if _mode == "suiteint":
+        os.kill(root, signal.SIGINT)
         return
     if _mode == "oom":
         os.kill(me, signal.SIGKILL)

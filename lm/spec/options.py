@@ -208,6 +208,17 @@ class ReportOptions:
     tracking_uri: str | None = None
 
 
+@dataclasses.dataclass
+class DecideOptions:
+    """`make decide`: seeds added in rounds to the variants that undecided claims read, within a budget."""
+    budget: str = ""            # runs (30) or CPU-minutes (60min): a run's minutes on its one thread
+    quick: bool = False
+    ablations: str = "all"      # the table it reads, as `make report`'s
+    workers: int = 0            # the suite's; 0: chosen for the machine
+    plan: bool = False          # print the next round's plan; train nothing
+    tracking_uri: str | None = None
+
+
 class Section(str, Enum):
     """A section of `make bench`."""
     TRAIN = "train"

@@ -29,8 +29,12 @@ def _init_worker(threads: int, workers_lock: str, parent: int, slot: int) -> Non
     global _slot
     import torch
 
+    from lm.run.train import StopOnSignal
+
     torch.set_num_threads(threads)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the run in progress, which stops cleanly
+    # Ctrl-C is for the run in progress, which stops cleanly at its step; one that comes before a run is under way
+    # (the worker's start-up, the run's set-up) is kept for it, which stops at its first step.
+    signal.signal(signal.SIGINT, StopOnSignal.remember)
     # Shared while this worker lives: a new suite waits on it, so an orphan of a killed one can never
     # train beside it.
     lock = open(workers_lock, "a+")
@@ -112,6 +116,14 @@ class LocalPool:
 
     def describe(self) -> str:
         return f"{self.capacity} worker{'s' * (self.capacity > 1)} × {self.threads} thread{'s' * (self.threads > 1)}"
+
+    def interrupt(self) -> None:
+        """The suite's Ctrl-C passed on to the runs in progress, which finish their step and end KILLED: a terminal's
+        Ctrl-C reaches them too, a `kill -INT` to the suite alone does not (they would have trained to the end)."""
+        for work in self._work.values():
+            for w in work:
+                if not w.done() and w.process.is_alive():
+                    os.kill(w.process.pid, signal.SIGINT)
 
     def shutdown(self, cancel: bool = False) -> None:
         for pool in self._pools.values():

@@ -275,6 +275,12 @@ class SubmititLauncher:
                               f"GPU{'s' * (len(names) != 1)}")
         return [int(n) for n in names]
 
+    def interrupt(self) -> None:
+        """The suite's Ctrl-C passed on to the jobs in progress, where this launcher's own handler did not already
+        (local jobs: they get SIGTERM, which the run answers as a Ctrl-C)."""
+        if self._old_sigint is None:
+            self._cancel_running()
+
     def _on_sigint(self, signum, frame):
         self._cancel_running()
         handler = self._old_sigint

@@ -29,6 +29,7 @@ from lm.spec.exercises import Exercise, RunSpec
 from lm.suite import launchers
 from lm.tracking import aggregates, views
 
+DEFAULT_SEEDS = 3  # per variant: the fewest a firm verdict needs (analysis/decision.py's MIN_SEEDS)
 QUICK_OVERRIDES = [  # toy size: every code path, in seconds
     "train.steps=20", "eval.every=10", "eval.val_batches=2", "eval.val_batch_size=16", "eval.honest_windows=8",
     "eval.head_windows=8", "sample.length=100", "sample.count=2",
@@ -47,16 +48,24 @@ class LauncherConfig:
 @dataclass
 class SuiteConfig:
     ablations: Any = "all"      # all, or a list of exercise names
-    seeds: int = 3
+    seeds: int | None = None    # per variant; None: 3, quick runs 1
     quick: bool = False
     workers: int = 0            # 0: chosen for the machine
     threads: int = 0            # per run; 0: one, whatever the worker count (it changes a run's floats)
     overrides: list[str] = field(default_factory=list)  # applied to every run
     tracking_uri: str | None = None
     launcher: LauncherConfig = field(default_factory=LauncherConfig)
+    # exercise/variant names: only their runs (and the runs of the exercise they read, init_from), the rest of each
+    # exercise left as it is; how `make decide` adds seeds to exactly the variants its claims read
+    variants: list[str] = field(default_factory=list)
+
+    @property
+    def per_variant(self) -> int:
+        """The seeds each variant gets, unless its exercise asks for more."""
+        return self.seeds or (1 if self.quick else DEFAULT_SEEDS)
 
     def __post_init__(self):
-        if self.seeds <= 0:
+        if self.seeds is not None and self.seeds <= 0:
             raise ValueError(f"seeds={self.seeds} must be positive")
         if self.workers < 0 or self.threads < 0:
             raise ValueError("workers and threads must be 0 (automatic) or more")
@@ -137,7 +146,7 @@ def plan(s: SuiteConfig, chosen: list[Exercise] | None = None) -> tuple[list[Exe
     seeds_given = any(o.lstrip("+~").split("=")[0] == "seed" for o in s.overrides)
     jobs = []
     for ex in chosen:
-        for spec in ex.runs(s.seeds if not s.quick else 1):
+        for spec in ex.runs(s.per_variant):
             extra = [*(QUICK_OVERRIDES if s.quick else []), *s.overrides,
                      f"tracking.experiment={config.quoted(prefix + ex.name)}"]
             if s.tracking_uri:
@@ -149,7 +158,20 @@ def plan(s: SuiteConfig, chosen: list[Exercise] | None = None) -> tuple[list[Exe
             except (ConfigError, DataError) as e:  # DataError: a file of your own that cannot be a corpus
                 raise ConfigError(f"{ex.name}/{spec.name}: {e}") from None
             jobs.append(Job(spec, cfg, f"{prefix}{ex.name}", cfg.config_hash))
-    return chosen, jobs
+    return chosen, only(jobs, s.variants) if s.variants else jobs
+
+
+def only(jobs: list[Job], variants: list[str]) -> list[Job]:
+    """The jobs of the named exercise/variant pairs, and the runs of an exercise they read (init_from) at their
+    seeds; a name that is not among the jobs is a ConfigError."""
+    named = {f"{j.spec.exercise}/{j.spec.variant}" for j in jobs}
+    unknown = sorted(set(variants) - named)
+    if unknown:
+        raise ConfigError(f"variants={unknown}: no such exercise/variant among the exercises chosen "
+                          f"(for example {min(named)})")
+    keep = [j for j in jobs if f"{j.spec.exercise}/{j.spec.variant}" in variants]
+    sources = {(j.spec.init_from, j.spec.seed) for j in keep if j.spec.init_from}
+    return [j for j in jobs if j in keep or (j.spec.exercise, j.spec.seed) in sources]
 
 
 @contextmanager
@@ -360,6 +382,7 @@ def dispatch(jobs: list[Job], launcher, bar, store, ctrl_c: CtrlC) -> bool:
         if not interrupted and (ctrl_c.count or any(j.result.get("signal") == "SIGINT" for j in jobs)):
             interrupted = True
             pending = []
+            launcher.interrupt()
             tqdm.write(STOPPING)
         if not interrupted:
             for job in [j for j in pending if ready(j) and j.twin is not None]:  # copies: here, at once

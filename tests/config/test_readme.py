@@ -35,6 +35,12 @@ COMMANDS = {
     "make ablations ABLATIONS=nomask,heads SEEDS=1": (
         "tests/reliability/test_make_text.py::test_a_count_of_seeds_and_a_list_of_exercises_arrive",
         "tests/suite/test_suite.py::test_one_experiment_per_exercise_with_a_parent_and_nested_children"),
+    "make decide BUDGET=60min": (
+        "tests/reliability/test_make_text.py::test_make_decide_passes_its_budget_and_args",
+        "tests/analysis/test_decide.py::test_decide_adds_a_round_to_exactly_the_variants_its_open_claims_read_within_the_budget"),
+    'make decide BUDGET=6 ARGS="quick=true plan=true"': (
+        "tests/reliability/test_make_text.py::test_make_decide_passes_its_budget_and_args",
+        "tests/analysis/test_decide.py::test_decide_adds_a_round_to_exactly_the_variants_its_open_claims_read_within_the_budget"),
     "make ablations-quick": ("tests/analysis/test_runs.py::test_the_readme_notebook_example_runs_as_shown",),
     "make ablations ABLATIONS=wider SEEDS=3": (
         "tests/analysis/test_own_exercise.py::test_a_new_exercise_file_gets_its_section_with_figures_and_a_verdict",),

@@ -53,6 +53,10 @@ def rows(f: dict) -> list[tuple[str, str]]:
     if ctrl:
         out.append(("Ctrl-C", f"exit {ctrl['exit_status']}, {ctrl['stderr_lines']} line on stderr, stopped at step "
                               f"{ctrl['stopped_at_step']}, resumed to {ctrl['resumed']}"))
+    suite_int = f.get("suite_ctrl_c", {})
+    if suite_int:
+        out.append(("Ctrl-C to the suite alone", f"exit {suite_int['exit_status']}; {suite_int['runs_killed']} of "
+                                                 f"{suite_int['runs']} runs in progress stopped at their step, KILLED"))
     dead = f.get("dead_worker", {})
     if dead:
         out.append(("a dead worker", f"{dead.get('runs_failed', '?')} of {dead.get('runs', '?')} runs FAILED "

@@ -126,3 +126,8 @@ def test_the_resume_line_a_killed_run_prints_runs_through_a_shell_and_make_with_
     p = subprocess.run(["bash", "-c", pasted], cwd=harness.ROOT, env=user_env(echo=True), capture_output=True, text=True,
                        timeout=120)
     assert json.loads(p.stdout) == [*args, "--resume", "0123abcd"], p.stderr
+
+
+def test_make_decide_passes_its_budget_and_args():
+    p = make("decide", "BUDGET=60min", "ARGS=quick=true plan=true")
+    assert json.loads(p.stdout) == ["budget=60min", "quick=true", "plan=true"]

@@ -39,8 +39,10 @@ def test_each_run_composes_into_a_valid_config(name):
 def test_the_aa_twins_train_on_disjoint_seeds_so_no_twin_copy_merges_them():
     runs = exercises.load_all()["aa"].runs(seeds=1)    # its own 3 seeds, at quick size too
     seeds = {v: {r.seed for r in runs if r.variant == v} for v in ("a", "b")}
-    assert seeds == {"a": {1, 2, 3}, "b": {4, 5, 6}}
+    assert seeds == {"a": {1, 2, 3}, "b": {1001, 1002, 1003}}
     assert len({config.load(r.overrides).config_hash for r in runs}) == 6
+    more = exercises.load_all()["aa"].runs(seeds=6)     # seeds added later (make decide) extend each block
+    assert {r.seed for r in more if r.variant == "b"} == {1001, 1002, 1003, 1004, 1005, 1006}
 
 
 def test_the_variants_change_what_they_say():

@@ -1,0 +1,271 @@
+"""`make decide BUDGET=…`: what the claims table leaves undecided, decided within a stated budget of runs.
+
+    python -m analysis.decide budget=30 | budget=60min [quick=true] [ablations=heads,nomask] [workers=2] [plan=true]
+
+Each round reads the table as `make report` computes it (analysis/verdicts.py) and takes the claims still open:
+within seed noise, or indicative (fewer seeds than a verdict needs). For each it plans the seeds that would give
+80% power at the level its next look spends, shared among the comparisons still open (Holm's first threshold;
+analysis/stats.seeds_needed, statsmodels' solvers). A claim whose plan lies beyond the last look, or that the
+validation windows' own error keeps open, gets nothing: more seeds would not decide it. The others, cheapest first
+while the budget lasts, get one more look: their variants, exactly those their checks read (and the runs an
+exercise reads its models from), are brought to the next look's seeds (analysis/decision.LOOKS) through the suite,
+with its workers, launchers, bar and resumption. It stops when nothing open can be decided, the budget is spent or
+the looks run out. The level holds whichever claims it chose and whenever it stopped: each comparison's p is
+sequential over its looks (analysis/decision.py), which tests/analysis/test_calibration.py simulates. The report
+marks every verdict read at a later look.
+
+The budget: a number of runs (budget=30), or of CPU-minutes (budget=60min: the sum of the runs' own minutes, each
+on one thread), estimated from the finished runs of each variant before a round and counted after it.
+"""
+import gc
+import re
+import sys
+from dataclasses import dataclass, field
+
+from lm.commands import process
+from lm.spec import options
+from lm.spec.errors import ConfigError
+
+BUDGET = re.compile(r"(?P<amount>\d+(\.\d+)?)\s*(?P<unit>runs?|min|cpu-?min)?", re.IGNORECASE)
+
+
+@dataclass
+class Budget:
+    """What `make decide` may spend: runs, or CPU-minutes."""
+    amount: float
+    minutes: bool           # CPU-minutes, else runs
+    spent: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str) -> "Budget":
+        m = BUDGET.fullmatch(text.strip())
+        if not m or float(m["amount"]) <= 0:
+            raise ConfigError(f"budget={text!r}: give a number of runs (budget=30) or of CPU-minutes (budget=60min)")
+        return cls(float(m["amount"]), (m["unit"] or "runs").lower().rstrip("s") != "run")
+
+    @property
+    def left(self) -> float:
+        return self.amount - self.spent
+
+    def show(self, x: float) -> str:
+        return f"{x:.0f} CPU-min" if self.minutes else f"{x:.0f} runs"
+
+
+@dataclass
+class Open:
+    """A claim the table leaves open, and what its next look would take."""
+    exercise: str
+    claim: str
+    verdict: str
+    seeds: int                              # the fewest seeds of a variant it reads
+    target: int | None = None               # the next look's seeds; None: no look left
+    planned: int | None = None              # seeds for 80% power at the next look's level; None: unknown or never
+    variants: dict[tuple[str, str], int] = field(default_factory=dict)  # (exercise, variant): seeds it has
+    sources: dict[tuple[str, str], int] = field(default_factory=dict)   # the runs whose models they read (init_from)
+    why: str = ""                           # why it gets no round, if it does not
+    cost: float = 0.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        opts = options.parse(options.DecideOptions, argv)
+        if not opts.budget:
+            raise ConfigError("budget=… is required: a number of runs (budget=30) or of CPU-minutes (budget=60min)")
+        budget = Budget.parse(opts.budget)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    from analysis.options import no_store
+    from lm.spec.store_check import resolve_uri
+
+    problem = no_store(resolve_uri(opts.tracking_uri))
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
+    return decide(opts, budget)
+
+
+def decide(opts: options.DecideOptions, budget: Budget) -> int:
+    from analysis import decision
+
+    first = None
+    for round_ in range(1, len(decision.LOOKS) + 2):
+        runs, table = read(opts)
+        if first is None:
+            first = {(r.exercise, r.claim.text): r.verdict.verdict for r in table.rows}
+        opened = plan(runs, table, budget)
+        chosen = [o for o in opened if not o.why]
+        print(f"\nround {round_}: {len(opened)} claim{'s' * (len(opened) != 1)} open, {len(chosen)} chosen; budget "
+              f"{budget.show(budget.spent)} spent of {budget.show(budget.amount)}")
+        for o in opened:
+            planned = f" ({o.planned} for {decision.POWER:.0%} power)" if o.planned else ""
+            what = o.why or f"{o.seeds} → {o.target} seeds{planned}, {budget.show(o.cost)}"
+            print(f"  {o.exercise}: {o.claim[:70]} ({o.verdict}): {what}")
+        if not chosen or opts.plan:
+            break
+        status, spent = grow(opts, runs, chosen, budget)
+        budget.spent += spent
+        if status != 0:
+            return status
+        if not spent:  # nothing was trained (every run failed to start, say): another round would do the same
+            break
+    if not opts.plan:
+        summary(first, read(opts)[1], budget)
+    return 0
+
+
+def read(opts):
+    """The exercises' runs and the verdict table, as `make report` reads and computes them."""
+    from analysis import runs as notebook
+    from analysis import verdicts
+
+    _, ers = notebook.exercise_runs(opts.quick, opts.ablations.strip("[]") or "all", opts.tracking_uri)
+    runs = {er.exercise.name: er for er in ers}
+    table = verdicts.table(runs)
+    gc.freeze()  # what the imports and the reading made: statsmodels' Holm collects on every call (tests/analysis)
+    return runs, table
+
+
+def plan(runs, table, budget: Budget) -> list[Open]:
+    """Every open claim, with its next look and its cost; those that fit the budget, cheapest first, are chosen
+    (why is empty)."""
+    from analysis import decision, stats
+    from analysis.claims import INDICATIVE, WITHIN_NOISE
+
+    family_open = sum(c.p_adjusted is None or c.p_adjusted >= decision.ALPHA for c in table.family) or 1
+    opened = []
+    for row in table.rows:
+        v = row.verdict
+        if v.finding or v.verdict not in (WITHIN_NOISE, INDICATIVE):
+            continue
+        read_ = variants_read(row, runs)
+        have = {k: len(runs[k[0]].rows(k[1])) for k in read_}
+        seeds = min(have.values(), default=0)
+        o = Open(row.exercise, v.text, v.label, seeds, variants=have)
+        look = decision.look(seeds)
+        later = [n for n in decision.LOOKS if n > (look or 0)]
+        o.target = later[0] if later else None
+        opened.append(o)
+        if o.target is None:
+            o.why = f"at the last look ({seeds} seeds): undecided"
+            continue
+        if v.verdict == WITHIN_NOISE:
+            alpha = decision.ALPHA * decision.SPEND[decision.LOOKS.index(o.target)] / family_open
+            open_ = [c for c in v.comparisons if c.verdict == WITHIN_NOISE and c.difference is not None]
+            needs = [stats.seeds_needed(c.difference, alpha=alpha, most=10 ** 6) for c in open_]
+            if not needs or None in needs:
+                o.why = "more seeds would not decide it (no difference left beside the validation windows' error)"
+                continue
+            o.planned = max(needs)
+            if o.planned > decision.LOOKS[-1]:
+                o.why = (f"{o.planned} seeds for {decision.POWER:.0%} power, beyond the last look "
+                         f"({decision.LOOKS[-1]}): left undecided")
+                continue
+        for exercise in {e for e, _ in read_}:  # an exercise that reads another's models needs them trained
+            source = runs[exercise].exercise.init_from
+            if source in runs:
+                o.sources = {(source, s): len(runs[source].rows(s)) for s in runs[source].exercise.variants}
+        o.cost = cost(runs, {**o.sources, **o.variants}, o.target, budget)
+    growing: dict[tuple[str, str], int] = {}
+    for o in sorted((o for o in opened if not o.why), key=lambda o: o.cost):
+        more = {**growing, **{k: max(growing.get(k, 0), o.target) for k in {**o.sources, **o.variants}}}
+        total = cost(runs, {k: len(runs[k[0]].rows(k[1])) for k in more}, more, budget)
+        if total > budget.left:
+            o.why = f"over the budget ({budget.show(o.cost)} for {o.seeds} → {o.target} seeds)"
+            continue
+        growing = more
+    return opened
+
+
+def variants_read(row, runs) -> set[tuple[str, str]]:
+    """The (exercise, variant) pairs a claim's check (or a value claim's number) reads."""
+    from lm.spec.exercises import terms, tree
+
+    expr = row.claim.check or row.claim.ours
+    found = set()
+    for variant, _, _ in terms(tree(expr).body):
+        exercise, own = variant.split(":", 1) if ":" in variant else (row.exercise, variant)
+        if exercise in runs:
+            found.add((exercise, own))
+    return found
+
+
+def cost(runs, have: dict[tuple[str, str], int], target, budget: Budget) -> float:
+    """What bringing each variant to `target` seeds (one number, or one per variant) would take: runs, or their
+    CPU-minutes from the variant's finished runs (their mean length)."""
+    total = 0.0
+    for (exercise, variant), n in have.items():
+        to = target[exercise, variant] if isinstance(target, dict) else target
+        more = max(0, to - n)
+        total += more * (minutes(runs[exercise], variant) if budget.minutes else 1)
+    return total
+
+
+def minutes(er, variant: str) -> float:
+    """A run's mean length in minutes: of the variant's finished runs, else of its exercise's, else one."""
+    for rows in (er.rows(variant), er.finished):
+        if len(rows) and "end_time" in rows:
+            length = (rows["end_time"] - rows["start_time"]).dt.total_seconds().dropna()
+            if len(length):
+                return float(length.mean()) / 60
+    return 1.0
+
+
+def grow(opts, runs, chosen: list[Open], budget: Budget) -> tuple[int, float]:
+    """One round: the chosen claims' variants brought to their next look through the suite, one suite per target;
+    its exit status and what it spent (runs, or CPU-minutes), counted from the store."""
+    from lm.commands import suite
+
+    before = {name: set(er.finished["run_id"]) | set(er.others["run_id"]) for name, er in runs.items()}
+    targets: dict[tuple[str, str], int] = {}
+    for o in chosen:  # the sources' runs the suite plans itself, at the seeds of the runs that read them
+        for key in o.variants:
+            targets[key] = max(targets.get(key, 0), o.target)
+    status = 0
+    for n in sorted(set(targets.values())):
+        named = sorted(f"{e}/{v}" for (e, v), t in targets.items() if t == n)
+        argv = [f"ablations=[{','.join(sorted({x.split('/')[0] for x in named}))}]", f"seeds={n}",
+                f"variants=[{','.join(named)}]"]
+        argv += ["quick=true"] * opts.quick + [f"workers={opts.workers}"] * bool(opts.workers)
+        argv += [f"tracking_uri={opts.tracking_uri}"] * bool(opts.tracking_uri)
+        print(f"\npython -m lm.commands.suite {' '.join(argv)}", flush=True)
+        status = suite.main(argv)
+        if status != 0:
+            break
+    after, _ = read(opts)
+    spent = 0.0
+    for name, er in after.items():
+        new = er.finished[~er.finished["run_id"].isin(before.get(name, set()))]
+        if budget.minutes:
+            spent += float((new["end_time"] - new["start_time"]).dt.total_seconds().sum()) / 60 if len(new) else 0.0
+        else:
+            spent += len(new)
+    return status, spent
+
+
+def summary(first: dict, table, budget: Budget) -> None:
+    """What the rounds decided: each claim that was open, its verdict before and now, and what is still open."""
+    from analysis.decision import FIRM, Outcome
+
+    open_ = (Outcome.WITHIN_NOISE, Outcome.INDICATIVE)
+    lines, decided = [], 0
+    for r in table.rows:
+        before = first.get((r.exercise, r.claim.text))
+        if r.verdict.finding or before not in open_:
+            continue
+        decided += r.verdict.verdict in FIRM
+        if r.verdict.verdict != before:
+            lines.append(f"  {r.exercise}: {r.claim.text[:70]}: {before} → {r.verdict.label} (seeds: "
+                         f"{r.verdict.seeds})")
+    print(f"\ndecided {decided} claim{'s' * (decided != 1)} with {budget.show(budget.spent)} of "
+          f"{budget.show(budget.amount)}; the table now: {table.summary()}")
+    print("\n".join(lines) if lines else "  no verdict changed")
+    still = [f"  {r.exercise}: {r.claim.text[:70]} ({r.verdict.label}; seeds: {r.verdict.seeds})" for r in table.rows
+             if not r.verdict.finding and r.verdict.verdict in open_]
+    if still:
+        print("still undecided:\n" + "\n".join(still))
+
+
+if __name__ == "__main__":
+    process.finish(main())

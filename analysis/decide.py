@@ -155,7 +155,10 @@ def plan(runs, table, budget: Budget) -> list[Open]:
             open_ = [c for c in v.comparisons if c.verdict == WITHIN_NOISE and c.difference is not None]
             needs = [stats.seeds_needed(c.difference, alpha=alpha, most=10 ** 6) for c in open_]
             if not needs or None in needs:
-                o.why = "more seeds would not decide it (no difference left beside the validation windows' error)"
+                windows = any(c.difference.se_windows for c in open_)
+                o.why = "more seeds would not decide it: " + (
+                    "the validation windows' own error, which seeds do not shrink, is as large as the difference"
+                    if windows else "the difference observed is too small for any number of seeds to find")
                 continue
             o.planned = max(needs)
             if o.planned > decision.LOOKS[-1]:

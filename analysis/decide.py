@@ -77,12 +77,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     from analysis.options import no_store
-    from lm.spec.store_check import resolve_uri
+    from lm.spec.errors import TrackingError
+    from lm.spec.store_check import check_server, resolve_uri
 
-    problem = no_store(resolve_uri(opts.tracking_uri))
+    uri = resolve_uri(opts.tracking_uri)
+    problem = no_store(uri)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
+    try:
+        check_server(uri)  # a server that is down, or refuses the login: one line before any round
+    except TrackingError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return decide(opts, budget)
 
 

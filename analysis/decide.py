@@ -60,8 +60,8 @@ class Open:
     seeds: int                              # the fewest seeds of a variant it reads
     target: int | None = None               # the next look's seeds; None: no look left
     planned: int | None = None              # seeds for 80% power at the next look's level; None: unknown or never
-    variants: dict[tuple[str, str], int] = field(default_factory=dict)  # (exercise, variant): seeds it has
-    sources: dict[tuple[str, str], int] = field(default_factory=dict)   # the runs whose models they read (init_from)
+    variants: set[tuple[str, str]] = field(default_factory=set)   # the (exercise, variant) pairs it reads
+    sources: set[tuple[str, str]] = field(default_factory=set)    # the runs whose models they read (init_from)
     why: str = ""                           # why it gets no round, if it does not
     cost: float = 0.0
 
@@ -70,37 +70,25 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         opts = options.parse(options.DecideOptions, argv)
-        if not opts.budget:
-            raise ConfigError("budget=… is required: a number of runs (budget=30) or of CPU-minutes (budget=60min)")
-        budget = Budget.parse(opts.budget)
+        budget = Budget.parse(opts.budget)  # none given is as bad as a wrong one
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    from analysis.options import no_store
-    from lm.spec.errors import TrackingError
-    from lm.spec.store_check import check_server, resolve_uri
+    from analysis.options import check_store
 
-    uri = resolve_uri(opts.tracking_uri)
-    problem = no_store(uri)
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 1
-    try:
-        check_server(uri)  # a server that is down, or refuses the login: one line before any round
-    except TrackingError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    status = check_store(opts.tracking_uri)
+    if status is not None:
+        return status
     return decide(opts, budget)
 
 
 def decide(opts: options.DecideOptions, budget: Budget) -> int:
     from analysis import decision
 
-    first = None
+    runs = read(opts)
+    table = judged(runs)
+    first = {(r.exercise, r.claim.text): r.verdict.verdict for r in table.rows}
     for round_ in range(1, len(decision.LOOKS) + 2):
-        runs, table = read(opts)
-        if first is None:
-            first = {(r.exercise, r.claim.text): r.verdict.verdict for r in table.rows}
         opened = plan(runs, table, budget)
         chosen = [o for o in opened if not o.why]
         print(f"\nround {round_}: {len(opened)} claim{'s' * (len(opened) != 1)} open, {len(chosen)} chosen; budget "
@@ -111,27 +99,33 @@ def decide(opts: options.DecideOptions, budget: Budget) -> int:
             print(f"  {o.exercise}: {o.claim[:70]} ({o.verdict}): {what}")
         if not chosen or opts.plan:
             break
-        status, spent = grow(opts, runs, chosen, budget)
+        status, runs, spent = grow(opts, runs, chosen, budget)
         budget.spent += spent
         if status != 0:
             return status
+        table = judged(runs)
         if not spent:  # nothing was trained (every run failed to start, say): another round would do the same
             break
     if not opts.plan:
-        summary(first, read(opts)[1], budget)
+        summary(first, table, budget)
     return 0
 
 
-def read(opts):
-    """The exercises' runs and the verdict table, as `make report` reads and computes them."""
+def read(opts) -> dict:
+    """The exercises' runs, as `make report` reads them."""
     from analysis import runs as notebook
-    from analysis import verdicts
 
     _, ers = notebook.exercise_runs(opts.quick, opts.ablations.strip("[]") or "all", opts.tracking_uri)
-    runs = {er.exercise.name: er for er in ers}
+    return {er.exercise.name: er for er in ers}
+
+
+def judged(runs: dict):
+    """The verdict table, as `make report` computes it."""
+    from analysis import verdicts
+
     table = verdicts.table(runs)
     gc.freeze()  # what the imports and the reading made: statsmodels' Holm collects on every call (tests/analysis)
-    return runs, table
+    return table
 
 
 def plan(runs, table, budget: Budget) -> list[Open]:
@@ -147,9 +141,8 @@ def plan(runs, table, budget: Budget) -> list[Open]:
         if v.finding or v.verdict not in (WITHIN_NOISE, INDICATIVE):
             continue
         read_ = variants_read(row, runs)
-        have = {k: len(runs[k[0]].rows(k[1])) for k in read_}
-        seeds = min(have.values(), default=0)
-        o = Open(row.exercise, v.text, v.label, seeds, variants=have)
+        seeds = min((len(runs[e].rows(variant)) for e, variant in read_), default=0)
+        o = Open(row.exercise, v.text, v.label, seeds, variants=read_)
         look = decision.look(seeds)
         later = [n for n in decision.LOOKS if n > (look or 0)]
         o.target = later[0] if later else None
@@ -175,13 +168,12 @@ def plan(runs, table, budget: Budget) -> list[Open]:
         for exercise in {e for e, _ in read_}:  # an exercise that reads another's models needs them trained
             source = runs[exercise].exercise.init_from
             if source in runs:
-                o.sources = {(source, s): len(runs[source].rows(s)) for s in runs[source].exercise.variants}
-        o.cost = cost(runs, {**o.sources, **o.variants}, o.target, budget)
+                o.sources = {(source, s) for s in runs[source].exercise.variants}
+        o.cost = cost(runs, dict.fromkeys([*o.sources, *o.variants], o.target), budget)
     growing: dict[tuple[str, str], int] = {}
     for o in sorted((o for o in opened if not o.why), key=lambda o: o.cost):
-        more = {**growing, **{k: max(growing.get(k, 0), o.target) for k in {**o.sources, **o.variants}}}
-        total = cost(runs, {k: len(runs[k[0]].rows(k[1])) for k in more}, more, budget)
-        if total > budget.left:
+        more = {**growing, **{k: max(growing.get(k, 0), o.target) for k in [*o.sources, *o.variants]}}
+        if cost(runs, more, budget) > budget.left:
             o.why = f"over the budget ({budget.show(o.cost)} for {o.seeds} → {o.target} seeds)"
             continue
         growing = more
@@ -201,30 +193,35 @@ def variants_read(row, runs) -> set[tuple[str, str]]:
     return found
 
 
-def cost(runs, have: dict[tuple[str, str], int], target, budget: Budget) -> float:
-    """What bringing each variant to `target` seeds (one number, or one per variant) would take: runs, or their
-    CPU-minutes from the variant's finished runs (their mean length)."""
+def cost(runs, targets: dict[tuple[str, str], int], budget: Budget) -> float:
+    """What bringing each (exercise, variant) to its target seeds would take: runs, or their CPU-minutes (the mean
+    length of the variant's finished runs)."""
     total = 0.0
-    for (exercise, variant), n in have.items():
-        to = target[exercise, variant] if isinstance(target, dict) else target
-        more = max(0, to - n)
+    for (exercise, variant), to in targets.items():
+        more = max(0, to - len(runs[exercise].rows(variant)))
         total += more * (minutes(runs[exercise], variant) if budget.minutes else 1)
     return total
+
+
+def lengths(rows):
+    """Each run's length in minutes, from MLflow's start and end times."""
+    if not len(rows) or "end_time" not in rows:
+        return rows.iloc[:0, 0]
+    return (rows["end_time"] - rows["start_time"]).dt.total_seconds().dropna() / 60
 
 
 def minutes(er, variant: str) -> float:
     """A run's mean length in minutes: of the variant's finished runs, else of its exercise's, else one."""
     for rows in (er.rows(variant), er.finished):
-        if len(rows) and "end_time" in rows:
-            length = (rows["end_time"] - rows["start_time"]).dt.total_seconds().dropna()
-            if len(length):
-                return float(length.mean()) / 60
+        length = lengths(rows)
+        if len(length):
+            return float(length.mean())
     return 1.0
 
 
-def grow(opts, runs, chosen: list[Open], budget: Budget) -> tuple[int, float]:
+def grow(opts, runs, chosen: list[Open], budget: Budget) -> tuple[int, dict, float]:
     """One round: the chosen claims' variants brought to their next look through the suite, one suite per target;
-    its exit status and what it spent (runs, or CPU-minutes), counted from the store."""
+    its exit status, the runs read afterwards, and what it spent (runs, or CPU-minutes), counted from them."""
     from lm.commands import suite
 
     before = {name: set(er.finished["run_id"]) | set(er.others["run_id"]) for name, er in runs.items()}
@@ -243,15 +240,10 @@ def grow(opts, runs, chosen: list[Open], budget: Budget) -> tuple[int, float]:
         status = suite.main(argv)
         if status != 0:
             break
-    after, _ = read(opts)
-    spent = 0.0
-    for name, er in after.items():
-        new = er.finished[~er.finished["run_id"].isin(before.get(name, set()))]
-        if budget.minutes:
-            spent += float((new["end_time"] - new["start_time"]).dt.total_seconds().sum()) / 60 if len(new) else 0.0
-        else:
-            spent += len(new)
-    return status, spent
+    after = read(opts)
+    new = [er.finished[~er.finished["run_id"].isin(before.get(name, set()))] for name, er in after.items()]
+    spent = sum(float(lengths(rows).sum()) if budget.minutes else len(rows) for rows in new)
+    return status, after, spent
 
 
 def summary(first: dict, table, budget: Budget) -> None:

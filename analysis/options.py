@@ -35,13 +35,19 @@ def front(argv: list[str]) -> int | None:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    uri = resolve_uri(opts.tracking_uri)
+    return check_store(opts.tracking_uri)
+
+
+def check_store(tracking_uri: str | None) -> int | None:
+    """The store's file and the server's answer to this login, checked before the heavy imports: the exit status
+    after one line of error, or None when the store can be read."""
+    uri = resolve_uri(tracking_uri)
     problem = no_store(uri)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
     try:
-        check_server(uri)  # a server that is down, or refuses the login: one line before the heavy imports
+        check_server(uri)  # a server that is down, or refuses the login
     except TrackingError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

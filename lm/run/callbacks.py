@@ -16,9 +16,10 @@ class Diverged(RuntimeError):
 
 class StepRecorder(pl.Callback):
     """Keeps every step's training loss on the device, in a buffer allocated once, and sends them to MLflow in one
-    call every `every` steps: a per-step `.item()` or a database write per step would cost more than the step
-    itself, and a list of loss tensors kept alive among each step's activations fragments the heap (a run's peak
-    memory then grows with its steps: up to 100 MB more at 400 steps than at 200, measured).
+    call at each validation (outside the timed steps), or once the buffer of `every` is full: a per-step `.item()`
+    or a database write per step would cost more than the step itself, and a list of loss tensors kept alive among
+    each step's activations fragments the heap (a run's peak memory then grows with its steps: up to 100 MB more at
+    400 steps than at 200, measured).
     Also times training apart from validation, and stops a run whose loss is no longer a number, or is above
     `limit` (train.py: ten times the loss of guessing uniformly, which only a run that blew up reaches)."""
 
@@ -44,11 +45,11 @@ class StepRecorder(pl.Callback):
         loss = outputs["loss"].detach()
         if self.losses is None:
             self.losses = torch.empty(self.every, dtype=torch.float32, device=loss.device)
+        if self.held == self.every:  # full, and no validation has come to send it (every < eval.every)
+            self.flush(trainer)
         self.losses[self.held].copy_(loss)
         self.held += 1
         self.steps_timed += 1
-        if self.held >= self.every:
-            self.flush(trainer)
 
     def on_validation_start(self, trainer, pl_module):
         if self._t is not None:

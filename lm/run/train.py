@@ -4,6 +4,7 @@
     python -m lm.commands.train -m model.n_head=1,2,4 model.n_layer=2,4 [seeds=3]    (a grid sweep: lm/suite/sweep.py)
 """
 # The heavy imports: torch, Lightning and MLflow take 5 s, which a mistake on the command line never waits for.
+import functools
 import json
 import logging
 import math
@@ -140,6 +141,10 @@ class StopOnSignal(pl.Callback):
             if trainer.global_step % trainer.val_check_batch:  # Lightning would validate here, off the schedule
                 trainer.limit_val_batches = 0
 
+    def on_validation_end(self, trainer, *_):  # a signal during validation: no step after it
+        if self.signal:
+            trainer.should_stop = True
+
 
 class AtomicCheckpoint(ModelCheckpoint):
     """last.ckpt at each validation, put in place by one rename in its own folder: a kill at any moment leaves the
@@ -151,6 +156,12 @@ class AtomicCheckpoint(ModelCheckpoint):
         # killed at step 2,900 of 3,000 would start again from step 0.
         if not self._should_skip_saving_checkpoint(trainer):
             self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
+
+    @functools.cached_property
+    def state_key(self) -> str:
+        # Lightning names a profiler section with it for every hook of every step, and ModelCheckpoint's is a repr of
+        # its settings, built each time; they do not change after __init__.
+        return super().state_key
 
     def _save_checkpoint(self, trainer, filepath):
         part = f"{filepath}.part"
@@ -255,7 +266,7 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop, callbacks) ->
             # One process, whether in a SLURM job or not: SLURMEnvironment's auto-requeue would save its own hpc
             # checkpoint in the working directory and `scontrol requeue` the job, beside our checkpoint and resume.
             plugins=[LightningEnvironment()],
-            gradient_clip_val=cfg.train.grad_clip or None, num_sanity_val_steps=0, enable_model_summary=False,
+            num_sanity_val_steps=0, enable_model_summary=False,  # clipping: LitGPT.on_before_optimizer_step
             log_every_n_steps=cfg.eval.every, enable_progress_bar=cfg.runtime.progress,
             callbacks=[recorder, stop, *callbacks,
                        AtomicCheckpoint(dirpath=ckpt_dir, save_top_k=0, save_last=True),

@@ -9,6 +9,9 @@
                                       test can cancel a job at a known step (tests/slurm)
     TINYGPT_FAULT=step:5:oom          SIGKILL this process alone, as the kernel's out-of-memory killer would: only
                                       the first of the suite's processes to get there (a worker), the others go on
+    TINYGPT_FAULT=step:5:hog          this process takes more and more memory until something kills it (a SLURM job's
+                                      memory limit, tests/slurm), the first to get there alone, as `oom`; past
+                                      HOG_CEILING_MB more it gives up with an error: a limit that never struck
 
 The points: `step` (a training step has ended), `validation` (a validation batch), `logging` (just before a write
 of metrics to MLflow), `checkpoint` (a checkpoint is being written: the old one is still in place). Counts are per
@@ -23,7 +26,8 @@ import signal
 import tempfile
 
 POINTS = ("step", "validation", "logging", "checkpoint")
-MODES = ("", "group", "sigint", "suiteint", "stall", "oom")
+MODES = ("", "group", "sigint", "suiteint", "stall", "oom", "hog")
+HOG_CEILING_MB = 4096   # the most `hog` takes, beyond what the process held
 
 
 def _parse(spec: str) -> tuple[str | None, int, str]:
@@ -32,7 +36,7 @@ def _parse(spec: str) -> tuple[str | None, int, str]:
     name, _, rest = spec.partition(":")
     count, _, mode = rest.partition(":")
     if name not in POINTS or not count.isdigit() or int(count) < 1 or mode not in MODES:
-        raise ValueError(f"TINYGPT_FAULT={spec!r}: expected POINT:N[:group|:sigint|:suiteint|:stall|:oom] with POINT one of "
+        raise ValueError(f"TINYGPT_FAULT={spec!r}: expected POINT:N[:group|:sigint|:suiteint|:stall|:oom|:hog] with POINT one of "
                          f"{POINTS}")
     return name, int(count), mode or "kill"
 
@@ -58,7 +62,7 @@ def _count() -> None:
 
 def fire() -> None:
     me, root = os.getpid(), int(os.environ.get("TINYGPT_FAULT_ROOT", os.getpid()))
-    if _mode in ("oom", "suiteint") and not _first(root):  # the first worker there, alone
+    if _mode in ("oom", "suiteint", "hog") and not _first(root):  # the first worker there, alone
         return
     log = os.environ.get("TINYGPT_FAULT_LOG")
     if log:
@@ -81,11 +85,26 @@ def fire() -> None:
         return
     if _mode == "oom":
         os.kill(me, signal.SIGKILL)
+    if _mode == "hog":
+        _hog()
     if _mode == "group" and own_group:
         os.killpg(root, signal.SIGKILL)
     if root != me:
         os.kill(root, signal.SIGKILL)
     os.kill(me, signal.SIGKILL)
+
+
+def _hog() -> None:
+    """64 MB more every tenth of a second, each page written so that it counts in the process's RSS (SLURM samples
+    RSS every second here); an error past HOG_CEILING_MB."""
+    import time
+
+    held = []
+    while len(held) * 64 < HOG_CEILING_MB:
+        held.append(bytearray(64 << 20))
+        held[-1][::4096] = b"\x01" * (len(held[-1]) // 4096)
+        time.sleep(0.1)
+    raise RuntimeError(f"TINYGPT_FAULT={_target}:{_at}:hog: {HOG_CEILING_MB} MB taken and nothing killed this process")
 
 
 def _first(root: int) -> bool:

@@ -10,6 +10,7 @@ stops a running job with a Ctrl-C to its step, which the run answers with a chec
 """
 import fcntl
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -117,11 +118,33 @@ class _Job:
         except Exception as e:
             log = getattr(self.job.paths, "stderr", None)
             ending = _slurm_ending(str(self.job.job_id)) if self.slurm else ""
-            if ending == "OUT_OF_MEMORY":  # as a local worker's death: one line, this run FAILED, the suite goes on
-                raise WorkerDied(f"job {self.job.job_id} killed by SLURM at its memory limit (OUT_OF_MEMORY): "
+            limit = _memory_limit(ending, log) if self.slurm else ""
+            if limit:  # as a local worker's death: one line, this run FAILED, the suite goes on
+                raise WorkerDied(f"job {self.job.job_id} killed by SLURM at its memory limit ({limit}): "
                                  f"out of memory" + (f" (log: {log})" if log else "")) from None
             raise RuntimeError(f"job {self.job.job_id}{f' {ending}' if ending else ''}: {_last_error(e)}"
                                + (f" (log: {log})" if log else "")) from None
+
+
+# How slurmstepd says, in the job's log, that it killed a step at the job's memory limit: where a cluster samples
+# memory (JobAcctGatherParams=OverMemoryKill, as tests/slurm/cluster.sh sets up) the job then ends FAILED, not
+# OUT_OF_MEMORY, which only a cgroup's out-of-memory killer sets (it too leaves a line: "oom-kill event").
+MEMORY_LINES = re.compile(r"exceeded (job )?memory limit|oom[-_ ]kill event", re.IGNORECASE)
+
+
+def _memory_limit(ending: str, log) -> str:
+    """How SLURM says it killed the job at its memory limit ("OUT_OF_MEMORY", or slurmstepd's line in the job's
+    log), or "" where it did not."""
+    if ending == "OUT_OF_MEMORY":
+        return ending
+    try:
+        with open(log, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 65536))  # slurmstepd's lines come last
+            found = MEMORY_LINES.search(f.read().decode(errors="replace"))
+    except (OSError, TypeError):
+        return ""
+    return found[0].lower() if found else ""
 
 
 def _last_error(e: BaseException) -> str:

@@ -73,8 +73,9 @@ def rows(f: dict) -> list[tuple[str, str]]:
                                   f"{div.get('nan_reason', '?')}"))
     slurm = f.get("slurm", {})
     if slurm:
-        faults = [k for k in ("scancel", "time_limit", "bad_partition", "ctrl_c") if k in slurm]
-        out.append(("SLURM faults survived", f"{len(faults)} of 4  (SLURM {slurm.get('version', '?')}, one node: "
+        kinds = ("scancel", "time_limit", "memory_limit", "bad_partition", "ctrl_c")
+        faults = [k for k in kinds if k in slurm]
+        out.append(("SLURM faults survived", f"{len(faults)} of {len(kinds)}  (SLURM {slurm.get('version', '?')}, one node: "
                                              f"{', '.join(k.replace('_', ' ') for k in faults) or 'none ran'})"))
         out += [(f"  {k.replace('_', ' ')}", v) for k, v in slurm.items() if k != "version"]
     server = f.get("server", {})

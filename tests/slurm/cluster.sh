@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A real single-node SLURM on this machine, for the tests (tests/slurm) and CI: Debian's slurm-wlm and munge, a
-# munge key, a slurm.conf for this host (one node with its CPUs and memory, one `debug` partition, no accounting).
+# munge key, a slurm.conf for this host (one node with its CPUs and memory, one `debug` partition, memory limits
+# enforced, no accounting database).
 #
 #   tests/slurm/cluster.sh [start]   install if missing, configure, start munged, slurmctld and slurmd; a cluster
 #                                    already answering is left as it is
@@ -43,6 +44,10 @@ configure() {
   host=$(hostname -s)
   # The node as slurmd sees it (CPUs, sockets, cores, memory): a node that claims more than it has is drained.
   node=$(slurmd -C | head -1)
+  # Memory is a resource jobs ask for (CR_Core_Memory) and is enforced (below); a job that names none gets its CPUs'
+  # share of the node, so that jobs still run side by side.
+  local per_cpu
+  per_cpu=$(( $(sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p' <<<"$node") / $(sed -n 's/.* CPUs=\([0-9]*\).*/\1/p' <<<"$node") ))
   $SUDO tee "$CONF" >/dev/null <<CONF
 $MARK
 ClusterName=tinygpt
@@ -52,7 +57,8 @@ AuthType=auth/munge
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=$per_cpu
 ReturnToService=2
 StateSaveLocation=/var/lib/slurm/slurmctld
 SlurmdSpoolDir=/var/lib/slurm/slurmd
@@ -62,7 +68,11 @@ SlurmctldLogFile=/var/log/slurm/slurmctld.log
 SlurmdLogFile=/var/log/slurm/slurmd.log
 # No accounting database: job states come from squeue (sacct has nothing to read).
 AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
+# A job's memory is sampled every second and a step past its --mem is killed, as a cluster's memory limit would
+# (no cgroups in a container: the sampling is what enforces it); squeue then says OUT_OF_MEMORY.
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherParams=OverMemoryKill
+JobAcctGatherFrequency=task=1
 JobCompType=jobcomp/none
 # A job past its time limit gets SIGTERM, then SIGKILL KillWait seconds later; time limits are checked every 30 s.
 KillWait=30

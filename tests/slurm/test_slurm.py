@@ -1,6 +1,7 @@
 """The suite on a real SLURM (one node, tests/slurm/cluster.sh): `launcher=slurm` trains the quick suite through
 sbatch into a fresh store with the local launcher's numbers, a second call trains nothing, the report builds from
-that store; and SLURM's faults: scancel, a job past its time limit, a partition that does not exist, Ctrl-C.
+that store; and SLURM's faults: scancel, a job past its time limit, a job past its memory limit, a partition that
+does not exist, Ctrl-C.
 
     tests/slurm/cluster.sh && python -m pytest -q tests/slurm
 """
@@ -173,6 +174,37 @@ def test_a_job_past_its_time_limit_stops_with_a_checkpoint_and_the_next_call_res
     how = f"stopped: {reason}" if child.info.status == "KILLED" else "killed by SLURM at the limit"
     harness.record("slurm", time_limit=f"run {child.info.status} ({how}), resumed from step "
                                        f"{step} to the same numbers")
+
+
+def test_a_job_past_its_memory_limit_fails_its_run_alone_and_the_next_call_trains_it_again(cluster, reference,
+                                                                                           tmp_path):
+    """mem_gb=1.5 and, from its 5th step, one run taking more and more memory (the `hog` fault, the first run there
+    alone): SLURM kills its job at the limit (cluster.sh has slurmstepd sample memory every second), which ends
+    FAILED with slurmstepd's line in its log, not OUT_OF_MEMORY (that takes cgroups). The run ends FAILED with one
+    line that says so, the other run finishes beside it, the suite prints its summary and exits 1, and the next call
+    trains the lost run again, in place, to the local launcher's numbers."""
+    store, folder = tmp_path / "store", tmp_path / "jobs"
+    args = ["quick=true", "ablations=[nopos]"]
+    o = harness.run("lm.commands.suite", [*args, *slurm(folder, "launcher.parameters.mem_gb=1.5")], store,
+                    fault="step:5:hog", timeout=300)
+    assert [f.split()[0] for f in o.fired] == ["step:5:hog"], o.fired
+    assert o.rc == 1 and "seeds  finished" in o.out and "Traceback" not in o.err, o.out[-3000:] + o.err[-3000:]
+    failed = [ln for ln in o.out.splitlines() if ln.startswith("[") and "failed" in ln]
+    assert len(failed) == 1 and "killed by SLURM at its memory limit (exceeded" in failed[0], o.out[-3000:]
+    client = MlflowClient(harness.uri(store))
+    runs = [r for e in client.search_experiments() for r in client.search_runs([e.experiment_id])
+            if r.data.tags.get("role") != "exercise"]
+    assert sorted(r.info.status for r in runs) == ["FAILED", "FINISHED"], [r.info.status for r in runs]
+    (lost,) = [r for r in runs if r.info.status == "FAILED"]
+    reason = lost.data.tags["failure_reason"]
+    assert reason.startswith("job ") and ": out of memory (log: " in reason, reason
+    wait_until(lambda: not queued(job_ids(folder)), 60, "empty queue")
+    again = harness.run("lm.commands.suite", [*args, *slurm(folder)], store)
+    assert again.rc == 0 and "1 already done, 1 to run" in again.out, again.out[-3000:] + again.err[-3000:]
+    same_numbers(store, reference, args)
+    assert client.get_run(lost.info.run_id).info.status == "FINISHED"   # trained again in place
+    harness.record("slurm", memory_limit=f"1 of 2 runs FAILED ({reason.split(' (log: ')[0]}), 1 finished beside it; "
+                                         f"exit 1; the next call trained it again in place to the same numbers")
 
 
 def test_a_partition_that_does_not_exist_is_one_line_per_run_and_leaves_nothing_running(cluster, tmp_path):

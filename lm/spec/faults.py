@@ -24,6 +24,7 @@ Unset, `point` costs a comparison: the variable is read once, when this module i
 import os
 import signal
 import tempfile
+import time
 
 POINTS = ("step", "validation", "logging", "checkpoint")
 MODES = ("", "group", "sigint", "suiteint", "stall", "oom", "hog")
@@ -97,8 +98,6 @@ def fire() -> None:
 def _hog() -> None:
     """64 MB more every tenth of a second, each page written so that it counts in the process's RSS (SLURM samples
     RSS every second here); an error past HOG_CEILING_MB."""
-    import time
-
     held = []
     while len(held) * 64 < HOG_CEILING_MB:
         held.append(bytearray(64 << 20))

@@ -69,7 +69,8 @@ SlurmdLogFile=/var/log/slurm/slurmd.log
 # No accounting database: job states come from squeue (sacct has nothing to read).
 AccountingStorageType=accounting_storage/none
 # A job's memory is sampled every second and a step past its --mem is killed, as a cluster's memory limit would
-# (no cgroups in a container: the sampling is what enforces it); squeue then says OUT_OF_MEMORY.
+# (no cgroups in a container: the sampling is what enforces it). squeue then says FAILED, not OUT_OF_MEMORY (only
+# cgroups set that); the job's log has slurmstepd's "exceeded memory limit" line, which the suite reads.
 JobAcctGatherType=jobacct_gather/linux
 JobAcctGatherParams=OverMemoryKill
 JobAcctGatherFrequency=task=1

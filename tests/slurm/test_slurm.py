@@ -51,6 +51,12 @@ def checkpoint_step(store: Path) -> int:
     return torch.load(ckpt, map_location="cpu", weights_only=False)["global_step"]
 
 
+def children(client: MlflowClient) -> list:
+    """Every run in the store but the exercises' parent runs."""
+    return [r for e in client.search_experiments() for r in client.search_runs([e.experiment_id])
+            if r.data.tags.get("role") != "exercise"]
+
+
 def same_numbers(store: Path, reference, args=ONE) -> harness.Audit:
     """Every run the command asks for FINISHED once, intact, with the reference's val_loss and curves."""
     a = harness.audit(store, args)
@@ -158,8 +164,7 @@ def test_a_job_past_its_time_limit_stops_with_a_checkpoint_and_the_next_call_res
     run = harness.audit(store, ONE, artifacts=False)
     assert not run.running and run.finished == 0, o.out[-3000:]
     client = MlflowClient(harness.uri(store))
-    (child,) = [r for e in client.search_experiments() for r in client.search_runs([e.experiment_id])
-                if r.data.tags.get("role") != "exercise"]
+    (child,) = children(client)
     reason = child.data.tags.get("failure_reason", "")
     step = checkpoint_step(store)
     if child.info.status == "KILLED":  # the warning (SIGUSR2), or SLURM's SIGTERM at the limit while stalled
@@ -192,8 +197,7 @@ def test_a_job_past_its_memory_limit_fails_its_run_alone_and_the_next_call_train
     failed = [ln for ln in o.out.splitlines() if ln.startswith("[") and "failed" in ln]
     assert len(failed) == 1 and "killed by SLURM at its memory limit (exceeded" in failed[0], o.out[-3000:]
     client = MlflowClient(harness.uri(store))
-    runs = [r for e in client.search_experiments() for r in client.search_runs([e.experiment_id])
-            if r.data.tags.get("role") != "exercise"]
+    runs = children(client)
     assert sorted(r.info.status for r in runs) == ["FAILED", "FINISHED"], [r.info.status for r in runs]
     (lost,) = [r for r in runs if r.info.status == "FAILED"]
     reason = lost.data.tags["failure_reason"]
@@ -237,8 +241,7 @@ def test_ctrl_c_of_the_suite_cancels_its_jobs_and_their_runs_end_killed(cluster,
     (job,) = job_ids(folder)
     assert queued([job]) == []
     client = MlflowClient(harness.uri(store))
-    (child,) = [r for e in client.search_experiments() for r in client.search_runs([e.experiment_id])
-                if r.data.tags.get("role") != "exercise"]
+    (child,) = children(client)
     assert child.info.status == "KILLED" and child.data.tags["failure_reason"] == "stopped by SIGINT at step 15"
     assert checkpoint_step(store) == 15 and not harness.running_children(store)
     harness.record("slurm", ctrl_c="exit 130, squeue empty, run KILLED at step 15 with its checkpoint")

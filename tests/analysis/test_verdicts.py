@@ -1,12 +1,14 @@
-"""The verdict table (analysis/verdicts.py): one family across exercises, its p adjusted by Holm, findings outside it."""
+"""The verdict table (analysis.verdicts.table): one family across exercises, its p adjusted by Holm, findings outside
+it."""
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from analysis import decision, stats, verdicts
-from analysis.claims import FINDING, NOT_REPRODUCED, REPRODUCED, WITHIN_NOISE
+from analysis import verdicts
+from analysis.verdicts import decision, stats
+from analysis.verdicts.claims import FINDING, NOT_REPRODUCED, REPRODUCED, WITHIN_NOISE
 from lm.spec.exercises import Claim, NotRun
 
 

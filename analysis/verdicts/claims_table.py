@@ -1,7 +1,7 @@
 """The verdict table: every claim of every exercise judged once per report, its family's p adjusted together.
 
 Everything that shows a verdict reads this table: the report's claims table and its counts, the knock-out
-section, the tags on each exercise's parent run (analysis/parent_runs.py), `make report`'s summary line and, for a
+section, the tags on each exercise's parent run (analysis.report.parent_runs), `make report`'s summary line and, for a
 notebook, `runs.verdicts()`. A claim may read another exercise's variant (`baseline:base.knockout_prev_head_b1`):
 its lookups go to that exercise's runs.
 """
@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import claims, decision
-from analysis.store import ExerciseRuns
+from analysis.store_reading.reader import ExerciseRuns
+from analysis.verdicts import claims, decision
 from lm.spec.exercises import Claim, NotRun, terms, tree
 
 COLUMNS = ["exercise", "claim", "lessons", "ours", "margin (95% interval)", "method", "seeds", "p", "p (adjusted)",
@@ -75,8 +75,8 @@ class Table:
                 f"A firm verdict needs {decision.MIN_SEEDS} seeds: "
                 f"below that a row is indicative. A lesson's single number is reproduced when it lies in our "
                 f"95% prediction interval for one more run, mean ± t·s·√(1 + 1/n), widened by "
-                f"{decision.TOLERANCE:.0%} of the number for the difference of setup (analysis/decision.py says "
-                f"why each of these).")
+                f"{decision.TOLERANCE:.0%} of the number for the difference of setup "
+                f"(analysis/verdicts/decision.py says why each of these).")
 
 
 def lookups(runs: dict[str, ExerciseRuns], name: str):

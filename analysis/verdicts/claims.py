@@ -11,17 +11,17 @@ of a chain `a > b > c`) gets the 95% interval of its margin, the amount by which
 - Welch's t where one side's variants and the other's were run with different seeds, or in different exercises;
 - `==` and `!=` (a count, a tag) on each seed: reproduced when every seed's holds, not when none does.
 A lesson's single number (`value:`) is reproduced when it lies in our prediction interval for one more run, widened
-by the project's tolerance (analysis/decision.py). The rule that turns p into a verdict, the level, the family the
-table corrects over and the fewest seeds for a firm verdict are analysis/decision.py's: below that many seeds a
-comparison is indicative. This module judges one claim on its own (raw p); analysis/verdicts.py judges the table,
+by the project's tolerance (decision.py). The rule that turns p into a verdict, the level, the family the
+table corrects over and the fewest seeds for a firm verdict are analysis/verdicts/decision.py's: below that many seeds a
+comparison is indicative. This module judges one claim on its own (raw p); claims_table.py judges the table,
 adjusting the family's p together, and settles each claim again. `and` needs every part, `or` one; a chain is
 `and`. A finding (`finding: true`, and a question's `answer:`) gets its intervals and a wording, no verdict.
 """
 import ast
 from dataclasses import dataclass, field
 
-from analysis import decision, stats
-from analysis.decision import Outcome
+from analysis.verdicts import decision, stats
+from analysis.verdicts.decision import Outcome
 from lm.spec import heads
 from lm.spec.exercises import (
     Claim,
@@ -65,7 +65,7 @@ class Comparison:
     held: list[bool] | None = None      # `==`, `!=`: whether it holds on each seed
     flip: bool = False                  # the margin is right − left
     sides: tuple[str, str] = ("", "")   # the left and right expressions, for a finding's wording
-    p_adjusted: float | None = None     # set by the table (analysis/verdicts.py) for a member of its family
+    p_adjusted: float | None = None     # set by the table (claims_table.py) for a member of its family
     looks: dict[int, float] | None = None   # set by the table: the raw p at each look reached ({seeds: p})
 
     @property
@@ -448,7 +448,7 @@ def _look_note(last: int, most: int) -> list[str]:
     if most > last:
         notes.append(f"judged on the first {last} seeds of each variant: the looks are at "
                      f"{', '.join(map(str, decision.LOOKS))} seeds, fixed in advance so that adding seeds keeps the "
-                     f"table's error rate (analysis/decision.py)")
+                     f"table's error rate (analysis/verdicts/decision.py)")
     if last > decision.LOOKS[0]:
         notes.append(f"look {decision.LOOKS.index(last) + 1} of {len(decision.LOOKS)}, {last} seeds: seeds added after "
                      f"the first look (make decide); its p is sequential, the level spent over the looks")

@@ -135,7 +135,8 @@ class Reader:
 
 
 class ExerciseRuns:
-    """One exercise's child runs: the newest FINISHED run per (variant, seed), and every other run."""
+    """One exercise's child runs: the newest FINISHED run per (variant, seed), and every other run. Its `exercise`,
+    `lookup` and `per_seed` are what the verdict engine reads (analysis.verdicts.ExerciseResults)."""
 
     def __init__(self, exercise: Exercise, experiment: str, reader: Reader):
         self.exercise, self.experiment, self.reader = exercise, experiment, reader

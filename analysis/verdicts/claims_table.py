@@ -1,17 +1,19 @@
 """The verdict table: every claim of every exercise judged once per report, its family's p adjusted together.
 
 Everything that shows a verdict reads this table: the report's claims table and its counts, the knock-out
-section, the tags on each exercise's parent run (analysis.report.parent_runs), `make report`'s summary line and, for a
-notebook, `runs.verdicts()`. A claim may read another exercise's variant (`baseline:base.knockout_prev_head_b1`):
-its lookups go to that exercise's runs.
+section, the tags on each exercise's parent run (analysis.report.parent_runs), `make report`'s summary line
+and, for a notebook, `runs.verdicts()`. It reads numbers only, each exercise's through the two lookups of ExerciseResults
+(results.py): the store's runs (analysis.store_reading) or plain numbers (Numbers). A claim may read another
+exercise's variant (`baseline:base.knockout_prev_head_b1`): its lookups go to that exercise's results.
 """
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.store_reading.reader import ExerciseRuns
 from analysis.verdicts import claims, decision
+from analysis.verdicts.results import ExerciseResults
 from lm.spec.exercises import Claim, NotRun, terms, tree
 
 COLUMNS = ["exercise", "claim", "lessons", "ours", "margin (95% interval)", "method", "seeds", "p", "p (adjusted)",
@@ -79,7 +81,7 @@ class Table:
                 f"(analysis/verdicts/decision.py says why each of these).")
 
 
-def lookups(runs: dict[str, ExerciseRuns], name: str):
+def lookups(runs: Mapping[str, ExerciseResults], name: str):
     """The mean and per-seed lookups of exercise `name`, a qualified variant ("baseline:base") sent to its own
     exercise's runs."""
     def route(variant: str):
@@ -138,7 +140,7 @@ def at_looks(claim: Claim, lookup, variants: list[str], per_seed) -> claims.Verd
     return v
 
 
-def table(runs: dict[str, ExerciseRuns]) -> Table:
+def table(runs: Mapping[str, ExerciseResults]) -> Table:
     """Every claim judged at every look it reached, the family's sequential p adjusted together (decision.METHOD),
     every claim settled again."""
     rows = []

@@ -5,6 +5,7 @@
     report/          `make report`: the document, its sections and figures (python -m analysis.report)
     runs.py          the notebook API, the runs as pandas tables, and `make export` (python -m analysis.runs)
     decide.py        `make decide`: seeds added in rounds to what the table leaves undecided
-    options.py       the commands' options and the store's checks, made before any heavy import
+    options.py       the options of make report, make export and make decide, and the store's checks, made
+                     before any heavy import
     scale_timing.py  the report's rows of `make bench`'s scale table
 """

@@ -2,7 +2,8 @@
 p adjusted together; no MLflow, no figures, no report (pyproject.toml's import contracts hold it so).
 
     claims_table.py  the table: every claim judged at every look it reached, the family adjusted by Holm
-    claims.py        one claim's comparisons: their intervals, p and verdicts, and a claim's verdict from them
+    claim_kinds.py   the claim kinds' registry: how each kind of claim is judged (judge)
+    claims.py        a claim's comparisons: their intervals, p and verdicts, and a claim's verdict from them
     decision.py      the decision rule: the outcomes, the level, the family, the looks and how the level is spent
     stats.py         numbers over seeds: mean ± std, t-intervals of a difference, the seeds a difference needs
     results.py       what the engine reads of an exercise (ExerciseResults), and those results as plain numbers

@@ -16,8 +16,8 @@ from analysis.verdicts.claims import (
     REPRODUCED,
     WITHIN_NOISE,
     fmt,
-    judge,
 )
+from analysis.verdicts.claim_kinds import judge
 from lm.spec.exercises import Claim, Exercise, NotRun, load_all
 
 NUMBERS = {("base", "val_loss"): 1.75, ("base", "n_params"): 112193.0, ("base", "probe_top1_p"): 0.65,

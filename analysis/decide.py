@@ -2,16 +2,16 @@
 
     python -m analysis.decide budget=30 | budget=60min [quick=true] [ablations=heads,nomask] [workers=2] [plan=true]
 
-Each round reads the table as `make report` computes it (analysis/verdicts.py) and takes the claims still open:
+Each round reads the table as `make report` computes it (analysis.verdicts.table) and takes the claims still open:
 within seed noise, or indicative (fewer seeds than a verdict needs). For each it plans the seeds that would give
 80% power at the level its next look spends, shared among the comparisons still open (Holm's first threshold;
-analysis/stats.seeds_needed, statsmodels' solvers). A claim whose plan lies beyond the last look, or that the
+analysis/verdicts/stats.seeds_needed, statsmodels' solvers). A claim whose plan lies beyond the last look, or that the
 validation windows' own error keeps open, gets nothing: more seeds would not decide it. The others, cheapest first
 while the budget lasts, get one more look: their variants, exactly those their checks read (and the runs an
-exercise reads its models from), are brought to the next look's seeds (analysis/decision.LOOKS) through the suite,
+exercise reads its models from), are brought to the next look's seeds (decision.LOOKS) through the suite,
 with its workers, launchers, bar and resumption. It stops when nothing open can be decided, the budget is spent or
 the looks run out. The level holds whichever claims it chose and whenever it stopped: each comparison's p is
-sequential over its looks (analysis/decision.py), which tests/analysis/test_calibration.py simulates. The report
+sequential over its looks (analysis.verdicts.decision), which tests/analysis/test_calibration.py simulates. The report
 marks every verdict read at a later look.
 
 The budget: a number of runs (budget=30), or of CPU-minutes (budget=60min: the sum of the runs' own minutes, each
@@ -22,7 +22,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from lm.commands import process
+from lm import process
 from lm.spec import options
 from lm.spec.errors import ConfigError
 
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def decide(opts: options.DecideOptions, budget: Budget) -> int:
-    from analysis import decision
+    from analysis.verdicts import decision
 
     runs = read(opts)
     table = judged(runs)
@@ -131,8 +131,8 @@ def judged(runs: dict):
 def plan(runs, table, budget: Budget) -> list[Open]:
     """Every open claim, with its next look and its cost; those that fit the budget, cheapest first, are chosen
     (why is empty)."""
-    from analysis import decision, stats
-    from analysis.claims import INDICATIVE, WITHIN_NOISE
+    from analysis.verdicts import decision, stats
+    from analysis.verdicts.claims import INDICATIVE, WITHIN_NOISE
 
     family_open = sum(c.p_adjusted is None or c.p_adjusted >= decision.ALPHA for c in table.family) or 1
     opened = []
@@ -181,12 +181,9 @@ def plan(runs, table, budget: Budget) -> list[Open]:
 
 
 def variants_read(row, runs) -> set[tuple[str, str]]:
-    """The (exercise, variant) pairs a claim's check (or a value claim's number) reads."""
-    from lm.spec.exercises import terms, tree
-
-    expr = row.claim.check or row.claim.ours
+    """The (exercise, variant) pairs a claim's verdict rests on (its check, a value claim's number)."""
     found = set()
-    for variant, _, _ in terms(tree(expr).body):
+    for variant, _, _ in row.numbers:
         exercise, own = variant.split(":", 1) if ":" in variant else (row.exercise, variant)
         if exercise in runs:
             found.add((exercise, own))
@@ -248,7 +245,7 @@ def grow(opts, runs, chosen: list[Open], budget: Budget) -> tuple[int, dict, flo
 
 def summary(first: dict, table, budget: Budget) -> None:
     """What the rounds decided: each claim that was open, its verdict before and now, and what is still open."""
-    from analysis.decision import FIRM, Outcome
+    from analysis.verdicts.decision import FIRM, Outcome
 
     open_ = (Outcome.WITHIN_NOISE, Outcome.INDICATIVE)
     lines, decided = [], 0

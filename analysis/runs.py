@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import stats
+from analysis.verdicts import stats
 from lm.spec.store_check import resolve_uri
 
 HISTORIES = ["train_loss", "val_loss", "honest_val_loss", "train_time_s", "val_loss_at_position"]
@@ -24,14 +24,14 @@ KEYS = ["exercise", "variant", "seed"]
 
 def exercise_runs(quick: bool, ablations, tracking_uri: str | None):
     """The store's URI and the chosen exercises' runs, read as `make report` reads them."""
-    from analysis import report
-    from analysis.store import ExerciseRuns, Reader
+    from analysis.report.frame import store_exercises
+    from analysis.store_reading.reader import ExerciseRuns, Reader
     from lm.spec import exercises
 
     uri = resolve_uri(tracking_uri)
     reader = Reader(uri)
     files = exercises.load_all()
-    chosen = exercises.select(ablations, {**report.store_exercises(reader, quick, files), **files})
+    chosen = exercises.select(ablations, {**store_exercises(reader, quick, files), **files})
     prefix = "quick/" if quick else ""
     return uri, [ExerciseRuns(ex, prefix + ex.name, reader) for ex in chosen]
 
@@ -70,7 +70,7 @@ def table(quick: bool = False, ablations="all", tracking_uri: str | None = None)
 
 
 def verdicts(quick: bool = False, ablations="all", tracking_uri: str | None = None) -> pd.DataFrame:
-    """The report's claims table, computed as `make report` computes it (analysis/verdicts.py): a row per claim.
+    """The report's claims table, computed as `make report` computes it (analysis.verdicts.table): a row per claim.
     With `ablations`, the family the p are adjusted over is those exercises' claims alone."""
     from analysis import verdicts as table
 
@@ -106,7 +106,7 @@ def aggregate(df: pd.DataFrame, metrics=None) -> pd.DataFrame:
 def histories(df: pd.DataFrame, metrics=("val_loss",), tracking_uri: str | None = None) -> pd.DataFrame:
     """Metric histories in long form: exercise, variant, seed, run_id, metric, step, value; one row per logged
     step (the last value logged at it), for every run of df."""
-    from analysis.store import Reader
+    from analysis.store_reading.reader import Reader
 
     reader = Reader(tracking_uri or df.attrs.get("tracking_uri") or resolve_uri(None))
     jobs = [(r, m) for r in df["run_id"] for m in metrics]
@@ -136,8 +136,8 @@ def export(out: Path, quick: bool = False, ablations="all", tracking_uri: str | 
 def main(argv: list[str] | None = None) -> int:
     """`make export`: the options of `make report` (quick, ablations, out, tracking_uri), out defaulting to
     reports/export."""
-    from analysis.report import parse
-    from analysis.store import StoreError
+    from analysis.options import parse
+    from analysis.store_reading.reader import StoreError
     from lm.spec.errors import ConfigError
 
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
-from lm.commands import process
+from lm import process
 from lm.spec import config, exercises, options, store_check
 from lm.spec.errors import ConfigError, DataError, TrackingError
 

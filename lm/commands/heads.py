@@ -9,7 +9,8 @@ the runs, loads their models and logs the tables.
 import sys
 
 if __name__ == "__main__":  # the options checked before pandas, torch and MLflow load (lm/commands/cli.py)
-    from lm.commands import cli, process
+    from lm import process
+    from lm.commands import cli
     process.before_imports(cli.heads_front)
 
 import pandas as pd

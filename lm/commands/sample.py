@@ -2,7 +2,8 @@
 import sys
 
 if __name__ == "__main__":  # `make sample`: the options and the run checked before torch and MLflow load (lm/commands/cli.py)
-    from lm.commands import cli, process
+    from lm import process
+    from lm.commands import cli
     process.before_imports(cli.sample_front)
 
 from lm.model.sample import generate

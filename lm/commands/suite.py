@@ -10,7 +10,7 @@ import time
 from omegaconf import OmegaConf
 from tqdm import tqdm
 
-from lm.commands import process
+from lm import process
 from lm.run import devices
 from lm.spec import store_check
 from lm.spec.config import ConfigError

@@ -2,7 +2,7 @@
 then handed to the suite as an exercise of its own (lm/suite/sweep.py builds it)."""
 import sys
 
-from lm.commands import process
+from lm import process
 from lm.commands import suite as suite_command
 from lm.spec.config import ConfigError
 from lm.suite import suite

@@ -6,7 +6,8 @@
 import sys
 
 if __name__ == "__main__":  # the command line: checked (and --cfg or a sweep done) before the imports below
-    from lm.commands import cli, process
+    from lm import process
+    from lm.commands import cli
     process.before_imports(cli.train_front)
 
 # The heavy imports: torch, Lightning and MLflow take 5 s, which a mistake on the command line never waits for.

@@ -25,7 +25,7 @@ from lm.model.sample import (
 def validation(model: GPT, batches, honest_windows: int = 0) -> dict:
     """val_loss and the loss by position, each with its standard error over the fixed validation windows
     (val_loss_se, loss_by_position_se): every run is scored on the same windows, so the claims table adds this
-    error to the seeds' (analysis/claims.py)."""
+    error to the seeds' (analysis/verdicts/claims.py)."""
     by_pos = torch.zeros(model.config.block_size, dtype=torch.float64)
     n_pos, squares, windows = torch.zeros_like(by_pos), torch.zeros_like(by_pos), []
     for x, y in batches:

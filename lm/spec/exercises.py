@@ -11,6 +11,7 @@ import operator
 import os
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 import yaml
@@ -35,8 +36,41 @@ class NotApplicable(NotRun):
     names cannot be measured on this one (a probe with characters the text lacks). The message says which."""
 
 
+class ClaimKind(StrEnum):
+    """What a claim is, from the fields it sets (CLAIM_FIELDS). The verdict engine judges each kind by its own entry
+    (analysis/verdicts/claim_kinds.py)."""
+    QUESTION = "question"      # a lesson's question: the variant with the best value of a metric
+    VALUE = "value"            # a lesson's single number, against our prediction interval for one more run
+    FINDING = "finding"        # a comparison no lesson makes (or asked, not answered): an interval and a wording
+    CHECK = "check"            # a condition on our numbers: reproduced when it holds
+    PREDICTION = "prediction"  # worked out before running: shown beside the lesson's figure, no verdict
+    SHOWN = "shown"            # ours beside the lesson's figure, nothing to judge
+
+
+@dataclass(frozen=True)
+class ClaimFields:
+    """A kind's fields in the YAML: those that mark it (all set), those it needs, those that must be numbers, and
+    those it cannot have."""
+    marks: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
+    numbers: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+
+
+# A claim is of the first kind, in this order, whose marking fields it all sets; the last marks every claim.
+CLAIM_FIELDS = {
+    ClaimKind.QUESTION: ClaimFields(marks=("answer",)),
+    ClaimKind.VALUE: ClaimFields(marks=("value",), needs=("ours",), numbers=("value",), excludes=("check",)),
+    ClaimKind.FINDING: ClaimFields(marks=("finding", "check")),
+    ClaimKind.CHECK: ClaimFields(marks=("check",)),
+    ClaimKind.PREDICTION: ClaimFields(marks=("prediction",)),
+    ClaimKind.SHOWN: ClaimFields(),
+}
+
+
 @dataclass
 class Claim:
+    """One claim of an exercise, its fields as the YAML gives them; what it is follows from which it sets (kind)."""
     text: str
     check: str | None = None    # a condition: reproduced when it holds
     ours: str | None = None     # the expression whose value is shown beside the lesson's
@@ -47,6 +81,29 @@ class Claim:
     value: float | None = None  # a lesson's single number, judged as one draw: `ours` names our per-seed metric
     finding: bool = False       # a question or a comparison no lesson makes: an interval and a wording (higher,
     #                             lower, undetermined), never reproduced or not
+
+    def sets(self, name: str) -> bool:
+        """Whether the YAML gave the field a value: a number (0 too), a text, or true."""
+        value = getattr(self, name)
+        return value is not None and value is not False and value != ""
+
+    @property
+    def kind(self) -> ClaimKind:
+        return next(k for k, f in CLAIM_FIELDS.items() if all(self.sets(m) for m in f.marks))
+
+    def problem(self) -> str | None:
+        """What its kind needs that it lacks, or has that it cannot, in words; None when it is whole."""
+        kind = self.kind
+        fields = CLAIM_FIELDS[kind]
+        wrong = [n for n in fields.needs if not self.sets(n)]
+        wrong += [n for n in fields.numbers if not isinstance(getattr(self, n), (int, float))]
+        wrong += [n for n in fields.excludes if self.sets(n)]
+        if not wrong:
+            return None
+        wants = [f"`{n}`" for n in fields.needs] + [f"a number in `{n}`" for n in fields.numbers] + \
+            [f"no `{n}`" for n in fields.excludes]
+        listed = ", ".join(wants[:-1]) + " and " * (len(wants) > 1) + wants[-1]
+        return f"is a {kind} claim (it sets {', '.join(fields.marks)}): it needs {listed}"
 
 
 @dataclass
@@ -123,9 +180,8 @@ def parse(name: str, text: str, source: str) -> Exercise:
         if not v.isidentifier():
             raise ConfigError(f"{source}: variant {v!r} must be a name usable in a check (letters, digits, _)")
     for c in ex.claims:
-        if c.value is not None and (c.check or not c.ours or not isinstance(c.value, (int, float))):
-            raise ConfigError(f"{source}: claim {c.text[:40]!r}… has a value: it needs a number, an `ours` that names "
-                              f"the metric, and no check")
+        if problem := c.problem():
+            raise ConfigError(f"{source}: claim {c.text[:40]!r}… {problem}")
         for expr in filter(None, (c.check, c.ours)):
             unknown = {v for v in referenced(expr) if v not in ex.variants}
             if unknown:

@@ -169,7 +169,7 @@ def whole_run(table, scratch: str, steps: int, pairs: int, extra: list[str] = ()
               f"in the steps {in_fit:.1f} s, outside them (start-up, evaluation, measurements, exit) "
               f"{extra_s - in_fit:.1f} s")
     table.add("  of which the exit, after the last line: plain; make train", f"{p_exit:.2f} s; {h_exit:.2f} s",
-              "the interpreter's teardown (lm.commands.process.finish)")
+              "the interpreter's teardown (lm.process.finish)")
     repeats = min(pairs, 3)
     floor = {what: statistics.median(wall(["-c", f"import {modules}"], env, 0) for _ in range(repeats))
              for what, modules in IMPORTS}

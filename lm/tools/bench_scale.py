@@ -56,7 +56,7 @@ def measure(uri: str, runs: int, out: Path) -> dict[str, float]:
         raise RuntimeError(f"the suite at {runs} runs trained or said nothing: {p.stdout[-1000:]}")
     seconds["suite"] = float(checked[1])
     # the report and runs.table(), timed in a process of analysis's own (lm never imports analysis)
-    p = _python(["-m", "analysis.scale_timing", uri, str(runs), str(out)])
+    p = _python(["-m", "analysis.scale_timing", uri, scale_store.NAME, str(runs), str(out)])
     return {**seconds, **json.loads(p.stdout.splitlines()[-1])}
 
 

@@ -1,5 +1,5 @@
 """The claims table's error rate, shown by simulation: studies with no true difference, decided by the harness's
-own rule (analysis/decision.py: its p, the level spent over the looks, Holm over the family), give false verdicts
+own rule (analysis.verdicts.decision: its p, the level spent over the looks, Holm over the family), give false verdicts
 at the stated rate within Monte Carlo error, with and without the rounds `make decide` adds. Pure numpy and scipy;
 seconds."""
 import gc
@@ -7,7 +7,7 @@ import gc
 import numpy as np
 import pytest
 
-from analysis import decision, stats
+from analysis.verdicts import decision, stats
 
 STUDIES = 10_000
 FAMILY = 48          # the size of the table's family the issue counted

@@ -6,8 +6,9 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from analysis import stats
-from analysis.claims import (
+from analysis.store_reading.reader import ExerciseRuns, at_time
+from analysis.verdicts import stats
+from analysis.verdicts.claims import (
     FINDING,
     INDICATIVE,
     NOT_REPRODUCED,
@@ -15,9 +16,8 @@ from analysis.claims import (
     REPRODUCED,
     WITHIN_NOISE,
     fmt,
-    judge,
 )
-from analysis.store import ExerciseRuns
+from analysis.verdicts.claim_kinds import judge
 from lm.spec.exercises import Claim, Exercise, NotRun, load_all
 
 NUMBERS = {("base", "val_loss"): 1.75, ("base", "n_params"): 112193.0, ("base", "probe_top1_p"): 0.65,
@@ -114,8 +114,8 @@ def test_mean_std():
 
 
 def test_at_time():
-    assert stats.at_time([0, 10, 20], [4.0, 3.0, 2.0], 15) == (2.5, True)
-    assert stats.at_time([0, 10, 20], [4.0, 3.0, 2.0], 25) == (2.0, False)   # never got there: its last point
+    assert at_time([0, 10, 20], [4.0, 3.0, 2.0], 15) == (2.5, True)
+    assert at_time([0, 10, 20], [4.0, 3.0, 2.0], 25) == (2.0, False)   # never got there: its last point
 
 
 # --- the time budget on synthetic runs ----------------------------------------------------------------------
@@ -398,7 +398,7 @@ def test_a_better_model_than_the_lessons_is_not_its_number():
 
 def test_a_lessons_single_number_is_judged_against_our_prediction_interval():
     """mean ± t(n-1)·s·√(1 + 1/n), widened by the project's tolerance (decision.TOLERANCE of the number)."""
-    from analysis import decision
+    from analysis.verdicts import decision
     values = [1.74, 1.75, 1.76]            # mean 1.75, s 0.01
     half = scipy_stats.t.ppf(0.975, 2) * 0.01 * math.sqrt(4 / 3)
     # The first look spends SPEND[0] of the level: outside is outside the interval at that level.

@@ -6,8 +6,9 @@ import sys
 import pytest
 from mlflow.tracking import MlflowClient
 
-from analysis import decide, decision
+from analysis import decide
 from analysis import runs as notebook
+from analysis.verdicts import decision
 from lm.spec.errors import ConfigError
 from tests.conftest import ROOT
 

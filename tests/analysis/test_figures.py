@@ -1,4 +1,4 @@
-"""The report's figures, drawn and saved by worker processes while the report goes on (analysis/plots.py)."""
+"""The report's figures, drawn and saved by worker processes while the report goes on (analysis/report/painter.py)."""
 import subprocess
 import sys
 
@@ -7,8 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import plots
-from analysis.plots import Painter, plot
+from analysis.report.painter import Painter, paint, plot
 
 
 def _plots():
@@ -27,7 +26,7 @@ def test_a_plot_painted_by_a_worker_is_the_same_png_as_one_painted_in_the_proces
         painter.paint(p, tmp_path / f"{name}.worker.png")
     painter.wait()
     for name, p in _plots().items():
-        plots.paint(p, str(tmp_path / f"{name}.here.png"))
+        paint(p, str(tmp_path / f"{name}.here.png"))
         here = matplotlib.image.imread(tmp_path / f"{name}.here.png")
         there = matplotlib.image.imread(tmp_path / f"{name}.worker.png")
         assert here.shape == there.shape and np.array_equal(here, there), name
@@ -49,7 +48,7 @@ def test_a_plot_that_names_no_drawing_is_an_error_when_the_report_waits(tmp_path
 
 def test_the_report_s_own_process_imports_neither_matplotlib_nor_torch():
     """They are the workers' (matplotlib, seaborn) and the runs' (torch): 1.1 and 1.2 s of the report's start-up."""
-    code = ("import sys, analysis.report; "
+    code = ("import sys, analysis.report.frame; "
             "print(sorted(m for m in ('matplotlib', 'seaborn', 'torch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

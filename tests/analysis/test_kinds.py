@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import figures, kinds, sections
+from analysis.report import figures, kinds, sections
 from lm.spec.config import ConfigError
 from lm.spec.exercises import load_all, parse
 
@@ -17,7 +17,7 @@ def test_every_lesson_exercise_declares_its_section_and_the_frame_names_none():
         assert ex.report, name
         assert all(isinstance(p, kinds.Kind) for p in sections.entries(ex))
     # Sections come from the exercises: the frame holds no exercise's name, so renaming one cannot orphan it.
-    tree = ast.parse((ROOT / "analysis" / "report.py").read_text())
+    tree = ast.parse((ROOT / "analysis" / "report" / "frame.py").read_text())
     strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
     assert not strings & set(load_all())
 

@@ -4,7 +4,7 @@ import re
 
 from mlflow.tracking import MlflowClient
 
-from analysis import claims
+from analysis.verdicts import claims
 from tests.analysis.test_report import quick_report, uri  # noqa: F401  (the module's fixture)
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import runs, stats
+from analysis import runs
+from analysis.verdicts import stats
 from lm.spec.exercises import load_all
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,31 +1,22 @@
-"""The verdict table (analysis/verdicts.py): one family across exercises, its p adjusted by Holm, findings outside it."""
-from types import SimpleNamespace
-
-import numpy as np
+"""The verdict table (analysis.verdicts.table): one family across exercises, its p adjusted by Holm, findings outside
+it."""
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from analysis import decision, stats, verdicts
-from analysis.claims import FINDING, NOT_REPRODUCED, REPRODUCED, WITHIN_NOISE
-from lm.spec.exercises import Claim, NotRun
-
-
-class Runs(SimpleNamespace):
-    """An exercise's runs as the table reads them: {(variant, key): [value per seed]}."""
-
-    def lookup(self, variant, key, step=None):
-        if (variant, key) not in self.values:
-            raise NotRun(f"{variant}.{key} was not run")
-        return float(np.mean(self.values[variant, key]))
-
-    def per_seed(self, variant, key, step=None):
-        found = self.values.get((variant, key))
-        return dict(enumerate(found, 1)) if found else None
+from analysis import verdicts
+from analysis.verdicts import decision, stats
+from analysis.verdicts.claims import FINDING, NOT_REPRODUCED, REPRODUCED, WITHIN_NOISE
+from analysis.verdicts.results import Numbers
+from lm.spec.exercises import Claim, Exercise
 
 
 def exercise(name, claims, values):
-    variants = {v: [] for v, _ in values}
-    return Runs(exercise=SimpleNamespace(name=name, claims=claims, variants=variants), values=values)
+    """An exercise's results as plain numbers: {(variant, key): [value per seed]}, seeds numbered from 1."""
+    final = {}
+    for (variant, key), per in values.items():
+        final.setdefault(variant, {})[key] = dict(enumerate(per, 1))
+    ex = Exercise(name=name, title=name, lesson="-", measures="-", variants={v: [] for v, _ in values}, claims=claims)
+    return Numbers(ex, final)
 
 
 # Margins a paired t over 3 seeds puts at p ≈ 0.007 each: each alone is reproduced at the first look's share of

@@ -5,7 +5,7 @@ from collections import Counter
 
 from mlflow.tracking import MlflowClient
 
-from analysis.store import Reader
+from analysis.store_reading.reader import Reader
 from lm.commands import suite as suite_command
 from lm.suite import suite
 from lm.tools import scale_store

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
-from analysis.store import Reader
+from analysis.store_reading.reader import Reader
 from lm.commands import heads, train
 from lm.model import checkpoint
 from lm.model.model import GPTConfig

@@ -1,5 +1,5 @@
 """Numbers over seeds: mean ± std, 95% t-intervals for a difference (paired over seeds, Welch's, or one sample
-against a constant), the seeds a difference would need, and interpolation at a time budget."""
+against a constant), and the seeds a difference would need."""
 import math
 import warnings
 from dataclasses import dataclass
@@ -9,7 +9,7 @@ from scipy import stats
 from statsmodels.stats import power as power_solvers
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
-from analysis import decision
+from analysis.verdicts import decision
 
 ONE_SEED = "one seed: no interval"
 CANNOT_TELL = "the seeds cannot tell these apart"
@@ -163,16 +163,6 @@ def interval(d: Difference, digits: int = 3) -> str:
     if d.se_windows is not None:
         parts += f"; se seeds {d.se:.{digits}f}, windows {d.se_windows:.{digits}f}"
     return f"{text} ({parts})"
-
-
-def at_time(times, values, t: float) -> tuple[float, bool]:
-    """values linearly interpolated at time t, and whether the series reached t (else its last value)."""
-    times, values = np.asarray(times, float), np.asarray(values, float)
-    order = np.argsort(times)
-    times, values = times[order], values[order]
-    if t > times[-1] * (1 + 1e-9):  # the budget variant's own mean time may differ in the last digit
-        return float(values[-1]), False
-    return float(np.interp(t, times, values)), True
 
 
 def summary(values, confidence: float = 0.95) -> dict[str, float]:

@@ -1,8 +1,8 @@
 """An exercise's section of the report, as the `report:` block of its YAML declares it.
 
-Each entry names a kind: a generic one from analysis/kinds.py (curves, final, heads, attention, by_position,
+Each entry names a kind: a generic one from analysis/report/kinds.py (curves, final, heads, attention, by_position,
 samples, against_time, sweep), or a module of this package of that name, for what only one exercise needs
-(`kind: scaling` is analysis/sections/scaling.py). A module has `render(ctx, **options)` and may list what it reads
+(`kind: scaling` is sections/scaling.py). A module has `render(ctx, **options)` and may list what it reads
 in HISTORIES and ARTIFACTS. An exercise without a `report:` block gets DEFAULT. The section comes from the
 exercise itself, so renaming its file renames the section and keeps its figures.
 """
@@ -11,7 +11,7 @@ import inspect
 import pkgutil
 from dataclasses import dataclass
 
-from analysis.kinds import KINDS, Context, Kind, options
+from analysis.report.kinds import KINDS, Context, Kind, options
 from lm.spec.errors import ConfigError
 from lm.spec.exercises import Exercise
 
@@ -55,7 +55,7 @@ def entries(ex: Exercise) -> list[Kind]:
             continue
         if entry["kind"] not in modules():
             raise ConfigError(f"{where}: unknown kind; the kinds are {', '.join(KINDS)}, or a module of "
-                              f"analysis/sections/: {', '.join(modules())}")
+                              f"analysis/report/sections/: {', '.join(modules())}")
         module = importlib.import_module(f"{__name__}.{entry['kind']}")
         try:
             inspect.signature(module.render).bind(None, **opts)

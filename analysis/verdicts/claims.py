@@ -1,4 +1,4 @@
-"""The lessons' claims against our numbers: each claim's check evaluated on a lookup, and a verdict with its interval.
+"""A claim's comparisons against our numbers: each one's interval, p and verdict, and a claim's verdict from them.
 
 A lookup is `lookup(variant, key, step)`: the mean over seeds of a metric's final value (step None), of the
 value logged at `step`, or a tag's most common value; it raises lm.spec.exercises.NotRun for what was not run. Given
@@ -10,28 +10,20 @@ of a chain `a > b > c`) gets the 95% interval of its margin, the amount by which
   same seed sees the same batches in the same order), one-sample t where it reads one variant against a constant;
 - Welch's t where one side's variants and the other's were run with different seeds, or in different exercises;
 - `==` and `!=` (a count, a tag) on each seed: reproduced when every seed's holds, not when none does.
-A lesson's single number (`value:`) is reproduced when it lies in our prediction interval for one more run, widened
-by the project's tolerance (analysis/decision.py). The rule that turns p into a verdict, the level, the family the
-table corrects over and the fewest seeds for a firm verdict are analysis/decision.py's: below that many seeds a
-comparison is indicative. This module judges one claim on its own (raw p); analysis/verdicts.py judges the table,
-adjusting the family's p together, and settles each claim again. `and` needs every part, `or` one; a chain is
-`and`. A finding (`finding: true`, and a question's `answer:`) gets its intervals and a wording, no verdict.
+A lesson's single number (a Prediction) is reproduced when it lies in our prediction interval for one more run,
+widened by the project's tolerance (decision.py). The rule that turns p into a verdict, the level, the family the
+table corrects over and the fewest seeds for a firm verdict are decision.py's: below that many seeds a comparison is
+indicative. Each kind of claim is judged from these by its entry in claim_kinds.py, on its own (raw p);
+claims_table.py judges the table, adjusting the family's p together, and settles each claim again (settle). `and`
+needs every part, `or` one; a chain is `and`. A finding gets its intervals and a wording, no verdict.
 """
 import ast
 from dataclasses import dataclass, field
 
-from analysis import decision, stats
-from analysis.decision import Outcome
+from analysis.verdicts import decision, stats
+from analysis.verdicts.decision import Outcome
 from lm.spec import heads
-from lm.spec.exercises import (
-    Claim,
-    NotApplicable,
-    NotMeasured,
-    NotRun,
-    evaluate,
-    terms,
-    tree,
-)
+from lm.spec.exercises import NotRun, evaluate, terms, tree
 
 REPRODUCED, NOT_REPRODUCED, WITHIN_NOISE = Outcome.REPRODUCED, Outcome.NOT_REPRODUCED, Outcome.WITHIN_NOISE
 NOT_RUN, NOT_APPLICABLE, NOT_MEASURED = Outcome.NOT_RUN, Outcome.NOT_APPLICABLE, Outcome.NOT_MEASURED
@@ -65,7 +57,7 @@ class Comparison:
     held: list[bool] | None = None      # `==`, `!=`: whether it holds on each seed
     flip: bool = False                  # the margin is right − left
     sides: tuple[str, str] = ("", "")   # the left and right expressions, for a finding's wording
-    p_adjusted: float | None = None     # set by the table (analysis/verdicts.py) for a member of its family
+    p_adjusted: float | None = None     # set by the table (claims_table.py) for a member of its family
     looks: dict[int, float] | None = None   # set by the table: the raw p at each look reached ({seeds: p})
 
     @property
@@ -225,40 +217,6 @@ def show(expr: str, lookup) -> str:
     return fmt(value, percent=bool(keys) and keys <= PERCENT)
 
 
-def judge(claim: Claim, lookup, variants=(), seeds=None) -> Verdict:
-    """The verdict on one claim, on its own (raw p); `variants` are the exercise's, for a question's answer;
-    `seeds` the per-seed lookup (without it every comparison is read on the means alone)."""
-    ours = show(claim.ours, lookup) if claim.ours else ""
-    v = Verdict(claim.text, claim.lesson or "", ours, NOT_RUN, finding=claim.finding or bool(claim.answer),
-                check=claim.check or "")
-    if claim.answer:
-        return answer(claim, lookup, variants, v, seeds)
-    if not claim.check and claim.value is None:
-        v.verdict = ""
-        v.note = "a prediction, worked out before running: no verdict" if claim.prediction else "no check"
-        return v
-    try:
-        if claim.value is not None:
-            v.comparisons = [predict(claim, lookup, seeds)]
-        else:
-            evaluate(claim.check, lookup)
-            v.comparisons = []
-            _collect(tree(claim.check).body, lookup, seeds, v.comparisons)
-    except NotApplicable as e:
-        v.verdict, v.note, v.comparisons = NOT_APPLICABLE, str(e), []
-        return v
-    except NotMeasured as e:
-        v.verdict, v.note, v.comparisons = NOT_MEASURED, str(e), []
-        return v
-    except NotRun as e:
-        v.verdict, v.note, v.comparisons = NOT_RUN, str(e), []
-        return v
-    except (TypeError, ValueError, ZeroDivisionError) as e:  # a fault of the check or of ours: an error, no verdict
-        raise RuntimeError(f"claim {claim.text!r}: the check could not be evaluated: {type(e).__name__}: {e}") from e
-    settle(v)
-    return v
-
-
 def settle(v: Verdict) -> None:
     """The verdict, interval, method, seeds and note from the comparisons as they stand (p adjusted or not)."""
     if not v.comparisons:
@@ -273,30 +231,15 @@ def settle(v: Verdict) -> None:
     _describe(v, v.check)
 
 
-def predict(claim: Claim, lookup, seeds) -> Prediction:
-    """A lesson's single number (claim.value) against the per-seed values of `ours`, one term."""
-    named = terms(tree(claim.ours).body)
-    if len(named) != 1:
-        raise ValueError(f"a value claim's ours names one number, not {claim.ours!r}")
-    mean = float(lookup(*named[0]))
-    per = (seeds(*named[0]) if seeds else None) or {}
-    c = Prediction(f"{fmt(claim.value)} in our prediction interval", True, method=PREDICTION, value=float(claim.value),
-                   values=[per[s] for s in sorted(per)], label=f"{fmt(claim.value)} against {claim.ours}")
-    c.seeds = {named[0][0]: len(per)} if per else {}
-    c.holds = abs(claim.value - mean) <= decision.TOLERANCE * abs(claim.value) if len(per) < 2 else \
-        c.verdict != NOT_REPRODUCED
-    return c
-
-
-def _collect(node, lookup, seeds, out: list) -> None:
+def collect(node, lookup, seeds, out: list) -> None:
     """Every comparison of a check's syntax tree, in the order _combine reads them."""
     match node:
         case ast.BoolOp(values=vs):
             for n in vs:
-                _collect(n, lookup, seeds, out)
+                collect(n, lookup, seeds, out)
             return
         case ast.UnaryOp(op=ast.Not(), operand=a):
-            _collect(a, lookup, seeds, out)
+            collect(a, lookup, seeds, out)
             return
         case ast.Compare(left=left, ops=ops, comparators=cs):
             a = left
@@ -308,7 +251,7 @@ def _collect(node, lookup, seeds, out: list) -> None:
 
 
 def _combine(node, found) -> Outcome:
-    """The verdict of a node from its comparisons' (taken from `found` in _collect's order)."""
+    """The verdict of a node from its comparisons' (taken from `found` in collect's order)."""
     match node:
         case ast.BoolOp(op=ast.And(), values=vs):
             return _all([_combine(n, found) for n in vs])
@@ -448,7 +391,7 @@ def _look_note(last: int, most: int) -> list[str]:
     if most > last:
         notes.append(f"judged on the first {last} seeds of each variant: the looks are at "
                      f"{', '.join(map(str, decision.LOOKS))} seeds, fixed in advance so that adding seeds keeps the "
-                     f"table's error rate (analysis/decision.py)")
+                     f"table's error rate (analysis/verdicts/decision.py)")
     if last > decision.LOOKS[0]:
         notes.append(f"look {decision.LOOKS.index(last) + 1} of {len(decision.LOOKS)}, {last} seeds: seeds added after "
                      f"the first look (make decide); its p is sequential, the level spent over the looks")
@@ -486,33 +429,3 @@ def _comparison_note(c: Comparison) -> list[str]:
     if c.holds != (verdict == REPRODUCED):
         return [f"{c.text}: the means {'hold' if c.holds else 'fail'}, the seeds' interval says otherwise"]
     return []
-
-
-def answer(claim: Claim, lookup, variants, v: Verdict, seeds=None) -> Verdict:
-    """A question, a finding: the variant with the best value of the named metric among those that were run, and
-    where there are seeds, the interval of its lead over the runner-up."""
-    values, missing = {}, []
-    for variant in variants:
-        try:
-            values[variant] = float(lookup(variant, claim.answer, None))
-        except NotRun:
-            missing.append(variant)
-    if not values:
-        v.note = f"no variant has {claim.answer}"
-        return v
-    pick = min if claim.best == "min" else max
-    best = pick(values, key=values.get)
-    v.ours = f"{best} ({claim.answer} {fmt(values[best])})"
-    v.verdict = FINDING
-    others = {k: x for k, x in values.items() if k != best}
-    if others and seeds is not None:
-        runner = pick(others, key=others.get)
-        op = ast.Lt() if claim.best == "min" else ast.Gt()
-        c = compare(ast.parse(f"{best}.{claim.answer}", mode="eval").body, op,
-                    ast.parse(f"{runner}.{claim.answer}", mode="eval").body, lookup, seeds)
-        v.comparisons = [c]
-        v.ours += f", runner-up {runner} ({fmt(values[runner])})"
-        settle(v)
-    if missing:
-        v.note = "; ".join(filter(None, [v.note, f"not run: {', '.join(missing)}"]))
-    return v

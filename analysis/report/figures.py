@@ -1,5 +1,5 @@
 """The report's figures, drawn with seaborn from plain pandas tables (no MLflow here) and saved as PNG, in the
-painter's worker processes (analysis/plots.py), which call these functions by name.
+painter's worker processes (analysis/report/painter.py), which call these functions by name.
 
 Every function returns a matplotlib Figure; `save` writes and closes it. Bands are ± one standard deviation
 over seeds (none with one seed).
@@ -13,7 +13,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
 
-from analysis.stats import summary  # noqa: E402
+from analysis.verdicts.stats import summary  # noqa: E402
 
 sns.set_theme(style="whitegrid", context="notebook")
 # Characters a tick label would lose: a space and a newline.

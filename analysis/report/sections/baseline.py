@@ -2,8 +2,8 @@
 of what every head does, each beside the lesson's own numbers."""
 import pandas as pd
 
-from analysis.kinds import Context, first_seed_note
-from analysis.plots import plot
+from analysis.report.kinds import Context, first_seed_note
+from analysis.report.painter import plot
 from lm.measures.head_summary import strongest
 
 ARTIFACTS = ["probe.json", "attention.json"]

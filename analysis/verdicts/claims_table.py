@@ -1,18 +1,21 @@
 """The verdict table: every claim of every exercise judged once per report, its family's p adjusted together.
 
 Everything that shows a verdict reads this table: the report's claims table and its counts, the knock-out
-section, the tags on each exercise's parent run (analysis/parent_runs.py), `make report`'s summary line and, for a
-notebook, `runs.verdicts()`. A claim may read another exercise's variant (`baseline:base.knockout_prev_head_b1`):
-its lookups go to that exercise's runs.
+section, the tags on each exercise's parent run (analysis.report.parent_runs), `make report`'s summary line
+and, for a notebook, `runs.verdicts()`. It reads numbers only, each exercise's through the two lookups of
+ExerciseResults (results.py): the store's runs (analysis.store_reading) or plain numbers (Numbers); each claim is
+judged as its kind's entry says (claim_kinds.py). A claim may read another exercise's variant
+(`baseline:base.knockout_prev_head_b1`): its lookups go to that exercise's results.
 """
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import claims, decision
-from analysis.store import ExerciseRuns
-from lm.spec.exercises import Claim, NotRun, terms, tree
+from analysis.verdicts import claim_kinds, claims, decision
+from analysis.verdicts.results import ExerciseResults
+from lm.spec.exercises import Claim, NotRun
 
 COLUMNS = ["exercise", "claim", "lessons", "ours", "margin (95% interval)", "method", "seeds", "p", "p (adjusted)",
            "verdict", "note"]
@@ -26,10 +29,15 @@ class Row:
     claim: Claim
     verdict: claims.Verdict
 
+    @property
+    def numbers(self) -> list[tuple[str, str, int | None]]:
+        """The (variant, key, step) numbers its verdict rests on, as the claim's kind says (a check's, a value
+        claim's number)."""
+        return claim_kinds.numbers_read(self.claim)
+
     def reads(self, prefix: str) -> bool:
-        """Whether the claim's check (or a value claim's number) reads a metric whose name starts with prefix."""
-        expr = self.claim.check or (self.claim.ours if self.claim.value is not None else None)
-        return bool(expr) and any(key.startswith(prefix) for _, key, _ in terms(tree(expr).body))
+        """Whether its verdict rests on a metric whose name starts with prefix."""
+        return any(key.startswith(prefix) for _, key, _ in self.numbers)
 
 
 class Table:
@@ -75,11 +83,11 @@ class Table:
                 f"A firm verdict needs {decision.MIN_SEEDS} seeds: "
                 f"below that a row is indicative. A lesson's single number is reproduced when it lies in our "
                 f"95% prediction interval for one more run, mean ± t·s·√(1 + 1/n), widened by "
-                f"{decision.TOLERANCE:.0%} of the number for the difference of setup (analysis/decision.py says "
-                f"why each of these).")
+                f"{decision.TOLERANCE:.0%} of the number for the difference of setup "
+                f"(analysis/verdicts/decision.py says why each of these).")
 
 
-def lookups(runs: dict[str, ExerciseRuns], name: str):
+def lookups(runs: Mapping[str, ExerciseResults], name: str):
     """The mean and per-seed lookups of exercise `name`, a qualified variant ("baseline:base") sent to its own
     exercise's runs."""
     def route(variant: str):
@@ -123,11 +131,11 @@ def at_looks(claim: Claim, lookup, variants: list[str], per_seed) -> claims.Verd
             counts.append(len(per))
         return per
 
-    whole = claims.judge(claim, lookup, variants, counting)
+    whole = claim_kinds.judge(claim, lookup, variants, counting)
     last = decision.look(min(counts)) if counts else None
     if last is None or not whole.comparisons:
         return whole
-    seen = [claims.judge(claim, lookup, variants, first_seeds(per_seed, n)) for n in decision.LOOKS if n <= last]
+    seen = [claim_kinds.judge(claim, lookup, variants, first_seeds(per_seed, n)) for n in decision.LOOKS if n <= last]
     v = seen[-1]
     for k, c in enumerate(v.comparisons):
         c.looks = {n: earlier.comparisons[k].raw_p for n, earlier in zip(decision.LOOKS, seen)
@@ -138,7 +146,7 @@ def at_looks(claim: Claim, lookup, variants: list[str], per_seed) -> claims.Verd
     return v
 
 
-def table(runs: dict[str, ExerciseRuns]) -> Table:
+def table(runs: Mapping[str, ExerciseResults]) -> Table:
     """Every claim judged at every look it reached, the family's sequential p adjusted together (decision.METHOD),
     every claim settled again."""
     rows = []

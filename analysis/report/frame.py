@@ -6,17 +6,11 @@ Everything is read through MLflow's client (search_runs, metric histories, artif
 on a remote tracking server. The store is found as training finds it: MLFLOW_TRACKING_URI, else TINYGPT_STORE,
 else ./mlruns/mlflow.db. This module is the document's frame (overview, perplexity, claims, comparisons,
 failures, head statistics); each exercise's section is what the `report:` block of its YAML declares
-(analysis/sections), for the files of $TINYGPT_EXPERIMENTS (else experiments/) and the store's own exercises.
+(analysis/report/sections), for the files of $TINYGPT_EXPERIMENTS (else experiments/) and the store's own exercises.
 Exit status: 0 written, 1 nothing to report, 2 a bad option.
 """
-import sys
-
-if __name__ == "__main__":  # the options checked before the imports below, pandas and MLflow (analysis/options.py)
-    from analysis import options
-    from lm.commands import process
-    process.before_imports(options.front)
-
 import math
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,21 +18,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import (
-    attention_view,
-    claims,
-    environments,
-    knockout_report,
-    parent_runs,
-    plots,
-    sections,
-    stats,
-    verdicts,
-)
-from analysis.document import Doc
-from analysis.kinds import Context, Kind, what_changes
+from analysis import verdicts
 from analysis.options import parse
-from analysis.store import ExerciseRuns, Reader, StoreError, sqlite_path
+from analysis.report import attention_view, environments, knockout, painter, parent_runs, sections
+from analysis.report.document import Doc
+from analysis.report.kinds import Context, Kind, what_changes
+from analysis.store_reading.reader import ExerciseRuns, Reader, StoreError, sqlite_path
+from analysis.verdicts import claims, stats
 from lm.measures.head_summary import headline, strongest
 from lm.spec import exercises
 from lm.spec.errors import ConfigError
@@ -251,7 +237,7 @@ def build(runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str, out: Pat
         heads_by_run.update(prefetch(er, parts))
         sections.render(Context(exercise_sections, er, heads_by_run), parts)
     table = verdicts.table(runs)
-    knockout_report.section(knockouts, runs, heads_by_run, table)
+    knockout.section(knockouts, runs, heads_by_run, table)
     doc.h(1, title)
     overview(doc, runs, opts, uri)
     environments.section(doc, runs)
@@ -339,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
             e = bad
         print(f"error: {e}", file=sys.stderr)
         return 2 if isinstance(e, ConfigError) else 1
-    plots.PAINTER.start()  # its workers import matplotlib and seaborn while this process reads the first runs
+    painter.PAINTER.start()  # its workers import matplotlib and seaborn while this process reads the first runs
     out = Path(opts.out)
     title = "tinygpt ablations: the lessons' exercises, reproduced" + (" (quick suite)" if opts.quick else "")
     doc, table = build(runs, opts, uri, out, title)
@@ -353,7 +339,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"claims: {table.summary()}")
     return 0
 
-
-if __name__ == "__main__":
-    process.after_imports()  # the collector, off since before_imports
-    process.finish(main())

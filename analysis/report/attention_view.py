@@ -14,8 +14,8 @@ import zlib
 
 import numpy as np
 
-from analysis.document import Doc
-from analysis.store import ExerciseRuns
+from analysis.report.document import Doc
+from analysis.store_reading.reader import ExerciseRuns
 
 TITLE = "Explore the attention"
 

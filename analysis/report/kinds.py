@@ -17,10 +17,10 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from analysis import stats
-from analysis.document import Doc, figure_file
-from analysis.plots import Plot, plot
-from analysis.store import ExerciseRuns
+from analysis.report.document import Doc, figure_file
+from analysis.report.painter import Plot, plot
+from analysis.store_reading.reader import ExerciseRuns
+from analysis.verdicts import stats
 from lm.spec.exercises import Exercise
 
 SEPARATOR = "\n\n---\n\n"   # between samples in samples.txt

@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
-from analysis import stats
 from analysis.options import no_store
 from lm.spec import measures
 from lm.spec.errors import TrackingError
@@ -23,6 +22,16 @@ from lm.spec.store_check import check_server, redact
 from lm.tracking.store import every_experiment, every_run, pointed_at
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+
+
+def at_time(times, values, t: float) -> tuple[float, bool]:
+    """values linearly interpolated at time t, and whether the series reached t (else its last value)."""
+    times, values = np.asarray(times, float), np.asarray(values, float)
+    order = np.argsort(times)
+    times, values = times[order], values[order]
+    if t > times[-1] * (1 + 1e-9):  # the budget variant's own mean time may differ in the last digit
+        return float(values[-1]), False
+    return float(np.interp(t, times, values)), True
 
 
 class StoreError(RuntimeError):
@@ -126,7 +135,8 @@ class Reader:
 
 
 class ExerciseRuns:
-    """One exercise's child runs: the newest FINISHED run per (variant, seed), and every other run."""
+    """One exercise's child runs: the newest FINISHED run per (variant, seed), and every other run. Its `exercise`,
+    `lookup` and `per_seed` are what the verdict engine reads (analysis.verdicts.ExerciseResults)."""
 
     def __init__(self, exercise: Exercise, experiment: str, reader: Reader):
         self.exercise, self.experiment, self.reader = exercise, experiment, reader
@@ -244,7 +254,7 @@ class ExerciseRuns:
         time = self.history(variant, "train_time_s").rename(columns={"value": "time"})
         start = loss[loss["step"] == 0][["seed", "step"]].assign(time=0.0)
         both = loss.merge(pd.concat([start, time], ignore_index=True), on=["seed", "step"]).sort_values("step")
-        return {int(seed): stats.at_time(g["time"], g["val_loss"], budget)[0]
+        return {int(seed): at_time(g["time"], g["val_loss"], budget)[0]
                 for seed, g in both.groupby("seed")} or None
 
     def applicable(self, variant: str, key: str) -> None:
@@ -282,8 +292,8 @@ class ExerciseRuns:
             curve = self.time_curve(v)
             if curve.empty:
                 continue
-            loss, reached = stats.at_time(curve["time"], curve["val_loss"], budget)
-            step, _ = stats.at_time(curve["time"], curve["step"], budget)
+            loss, reached = at_time(curve["time"], curve["val_loss"], budget)
+            step, _ = at_time(curve["time"], curve["step"], budget)
             rows[v] = {"budget_s": budget, "val_loss_at_budget": loss, "step_at_budget": step, "reached": reached,
                        "last_time": curve["time"].iloc[-1], "last_step": int(curve["step"].iloc[-1])}
         self._budget = pd.DataFrame.from_dict(rows, orient="index")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.plots import PAINTER, Plot
+from analysis.report.painter import PAINTER, Plot
 
 
 def figure_file(name: str) -> str:

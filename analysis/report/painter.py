@@ -1,4 +1,4 @@
-"""The report's figures as work for other processes: a Plot names a drawing function of analysis/figures.py and its
+"""The report's figures as work for other processes: a Plot names a drawing function of figures.py (beside it) and its
 arguments (pandas tables, lists and numbers), and the painter's worker processes draw it and save it as PNG while
 the report goes on.
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Plot:
-    """A figure to draw: `draw` is the name of a function of analysis/figures.py that returns a matplotlib Figure."""
+    """A figure to draw: `draw` is the name of a function of figures.py that returns a matplotlib Figure."""
     draw: str
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
@@ -28,7 +28,7 @@ def plot(draw: str, *args, **kwargs) -> Plot:
 
 def _figures():
     # The one place matplotlib and seaborn are imported: in a worker, or in a process that has none.
-    from analysis import figures
+    from analysis.report import figures
     return figures
 
 

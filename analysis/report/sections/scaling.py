@@ -3,9 +3,9 @@ lesson's question, which change helps most for the same training time, in words.
 import numpy as np
 import pandas as pd
 
-from analysis import stats
-from analysis.kinds import Context, what_changes
-from analysis.store import ExerciseRuns
+from analysis.report.kinds import Context, what_changes
+from analysis.store_reading.reader import ExerciseRuns
+from analysis.verdicts import stats
 
 HISTORIES = ["val_loss", "train_time_s"]   # the budget's curves
 

@@ -1,5 +1,6 @@
 """What every command's process shares: the garbage collector off around its heavy imports, its one-line errors,
---cfg's YAML, and its exit. The bottom of the commands layer: it imports nothing of the project's."""
+--cfg's YAML, and its exit: lm's commands' and analysis's (make report, make decide). Below every layer of lm, it
+imports nothing of the project's."""
 import gc
 import sys
 from typing import Callable, NoReturn

@@ -2,7 +2,7 @@
 
 Called when the report is built and logged (`make report`), so a rebuilt report replaces what the last one left:
 a tag `verdict.<n>` per claim ("reproduced: Four heads beat one head of the same width"), read from the report's
-own verdict table (analysis/verdicts.py), a tag `verdicts` that counts them, and the exercise's figures (those the
+own verdict table (analysis.verdicts.table), a tag `verdicts` that counts them, and the exercise's figures (those the
 report names `<exercise>*.png`) under the parent run's `figures/`, which MLflow's artifact view previews. The
 per-variant means come from the suite (lm/tracking/aggregates.py).
 """

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from analysis import decision, stats
-from analysis.kinds import Context
+from analysis.report.kinds import Context
+from analysis.verdicts import decision, stats
 
 
 def render(ctx: Context, metric: str = "val_loss"):

@@ -2,8 +2,8 @@
 on every exercise whose compared runs ran in more than one."""
 import pandas as pd
 
-from analysis.document import Doc
-from analysis.store import ExerciseRuns
+from analysis.report.document import Doc
+from analysis.store_reading.reader import ExerciseRuns
 from lm.tracking.environment import COMPARED
 
 # Besides the environment proper, the text itself: runs of one comparison must read the same corpus.

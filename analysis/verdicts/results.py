@@ -1,0 +1,58 @@
+"""What the verdict engine reads of an exercise's runs, and those results as plain numbers.
+
+The engine judges on numbers. `ExerciseResults` is all it reads of one exercise: the exercise (its claims, its
+variants) and two lookups, a variant's number as a mean over seeds and per seed. The store's side implements it
+on MLflow (analysis.store_reading.reader.ExerciseRuns); `Numbers` implements it on plain dicts, so a table can be
+built without a store: in the tests, and to simulate the table's error rate through the table itself.
+"""
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from lm.spec.exercises import Exercise, NotRun
+
+Value = float | str         # a metric's number, or a tag's text
+PerSeed = dict[int, Value]  # {seed: value}
+
+
+class ExerciseResults(Protocol):
+    """One exercise's results, as the engine reads them. A variant is named as a claim names it; another exercise's
+    (`baseline:base`) goes to that exercise's results (claims_table.lookups)."""
+    exercise: Exercise      # its claims, and its variants (a question's answer ranks them)
+
+    def lookup(self, variant: str, key: str, step: int | None = None) -> Value:
+        """The mean over seeds of a metric's final value (step None) or of the value logged at `step`, or a tag's
+        most common value; raises lm.spec.exercises.NotRun (NotApplicable, NotMeasured) for what there is not."""
+
+    def per_seed(self, variant: str, key: str, step: int | None = None) -> PerSeed | None:
+        """The same number per seed, {seed: value}; None where there is none."""
+
+
+@dataclass
+class Numbers:
+    """One exercise's results from plain numbers: `final`, {variant: {metric or tag: {seed: value}}}, and `curves`,
+    {variant: {metric: {step: {seed: value}}}}. A variant in neither was not run. A number the store derives from
+    curves (the loss at a time budget, val_loss_at_budget) is given as the final number it is."""
+    exercise: Exercise
+    final: Mapping[str, Mapping[str, Mapping[int, Value]]]
+    curves: Mapping[str, Mapping[str, Mapping[int, Mapping[int, Value]]]] = field(default_factory=dict)
+
+    def per_seed(self, variant: str, key: str, step: int | None = None) -> PerSeed | None:
+        if step is None:
+            per = self.final.get(variant, {}).get(key)
+        else:
+            per = self.curves.get(variant, {}).get(key, {}).get(step)
+        return dict(per) if per else None
+
+    def lookup(self, variant: str, key: str, step: int | None = None) -> Value:
+        if variant not in self.final and variant not in self.curves:
+            raise NotRun(f"{variant} was not run")
+        per = self.per_seed(variant, key, step)
+        if not per:
+            raise NotRun(f"{variant}.{key}{'' if step is None else f'[{step}]'} was not logged")
+        values = list(per.values())
+        if any(isinstance(v, str) for v in values):  # a tag: the most common, the first in order among ties
+            count = Counter(values)
+            return min(count, key=lambda v: (-count[v], v))
+        return sum(float(v) for v in values) / len(values)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from analysis import decision, stats
 from analysis.decision import Outcome
-from lm.spec import heads
+from lm.heads import table as heads
 from lm.spec.exercises import (
     Claim,
     NotApplicable,

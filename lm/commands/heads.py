@@ -3,7 +3,7 @@
     python -m lm.commands.heads run=RUN_ID [force=true]          # `make heads RUN=...`: log it, print the head table
     python -m lm.commands.heads exercise=heads [quick=true]      # `make heads EXERCISE=...`: every finished run
 
-The options: lm/spec/options.py's HeadsOptions. The knock-out itself is lm/measures/knockout.py; this command finds
+The options: lm/spec/options.py's HeadsOptions. The knock-out itself is lm/knockout/measure.py; this command finds
 the runs, loads their models and logs the tables.
 """
 import sys
@@ -15,9 +15,9 @@ if __name__ == "__main__":  # the options checked before pandas, torch and MLflo
 import pandas as pd
 import torch
 
-from lm.measures.knockout import knockout, windows
-from lm.measures.knockout_summary import head_table, headline
-from lm.spec.knockout_table import TYPES, WINDOWS, Mode, Part
+from lm.knockout.measure import knockout, windows
+from lm.knockout.summary import head_table, headline
+from lm.knockout.table import TYPES, WINDOWS, Mode, Part
 
 
 # --- `make heads`: knock-out for runs already in the store ------------------------------------------------
@@ -41,6 +41,7 @@ def for_run(store, run_id: str, force: bool = False) -> tuple[pd.DataFrame, pd.D
 
     import mlflow
 
+    from lm.heads.measure import head_statistics
     from lm.measures import probes
     from lm.model import checkpoint
     from lm.model.data import DataConfig, load_corpus, val_batches
@@ -70,7 +71,7 @@ def for_run(store, run_id: str, force: bool = False) -> tuple[pd.DataFrame, pd.D
         corpus = load_corpus(data)
         val = val_batches(corpus, ev.val_batches, ev.val_batch_size, model.config.block_size)
         if heads is None:
-            heads = probes.head_statistics(model, corpus, val, ev.head_windows, ev.head_skip)
+            heads = head_statistics(model, corpus, val, ev.head_windows, ev.head_skip)
         table = knockout(model, windows(val))
         step = int(params.get("train.steps", 0))
         store.log_metrics(run_id, headline(table, heads), step)

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from lm.measures import knockout, knockout_summary, model_flavor, probes
-from lm.measures.head_summary import headline
+from lm.heads.measure import head_statistics
+from lm.knockout import measure as knockout
+from lm.knockout import summary as knockout_summary
+from lm.measures import model_flavor, probes
+from lm.heads.summary import headline
 from lm.model.data import Corpus, val_batches
 from lm.model.model import GPT
 from lm.spec.config import RunConfig
@@ -74,7 +77,7 @@ def samples(end: EndOfRun) -> None:
 
 def heads(end: EndOfRun) -> None:
     e = end.cfg.eval
-    end.heads = probes.head_statistics(end.model, end.corpus, end.val_batches, e.head_windows, e.head_skip)
+    end.heads = head_statistics(end.model, end.corpus, end.val_batches, e.head_windows, e.head_skip)
     end.metrics.update(headline(end.heads))
     end.heads.to_csv(end.folder / "heads.csv", index=False)
 

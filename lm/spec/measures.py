@@ -46,7 +46,7 @@ TABLE = (
     Measurement(Measure.SAMPLES, "sample.count samples, their word validity and shape",
                 ("samples.txt", "word_validity*", "real_word_share*", "speaker_line_share*", "line_length*",
                  "short_word_validity")),
-    Measurement(Measure.HEADS, "every head's statistics (lm/spec/heads.py)", ("heads.csv", "heads_*")),
+    Measurement(Measure.HEADS, "every head's statistics (lm/heads/table.py)", ("heads.csv", "heads_*")),
     Measurement(Measure.KNOCKOUT, "each head, attention and MLP knocked out on the validation windows",
                 ("knockout.csv", "knockout_*")),
     Measurement(Measure.ATTENTION, "every head's weights on the heatmap line and a few more; of a name, where its "

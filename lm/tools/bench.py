@@ -341,7 +341,7 @@ def bench_memory(o: Options, table: Table, scratch: str) -> None:
                  for steps in (n, 2 * n)]
         a, b = (wait_rss(p) for p in procs)
         table.add(f"{label}: {n} → {2 * n} steps", f"{a:.0f} → {b:.0f} MB", f"{b - a:+.0f} MB")
-    libraries = wait_rss(peak_rss_mb([], scratch, "imports", "import lm.run.train, lm.measures.probes, lm.spec.heads"))
+    libraries = wait_rss(peak_rss_mb([], scratch, "imports", "import lm.run.train, lm.measures.probes, lm.heads.table"))
     table.add("of which the libraries, imported and nothing else", f"{libraries:.0f} MB")
 
 

@@ -40,12 +40,12 @@ from analysis.kinds import Context, Kind, what_changes
 from analysis.options import parse
 from analysis.store import ExerciseRuns, Reader, StoreError, sqlite_path
 from lm.heads.summary import headline, strongest
+from lm.heads.table import STATISTICS, TL_CONVENTION
 from lm.spec import exercises
 from lm.spec.errors import ConfigError
-from lm.heads.table import STATISTICS, TL_CONVENTION
 from lm.spec.options import ReportOptions
-from lm.spec.store_check import redact, resolve_uri
 from lm.tracking.store import EXPERIMENT_KIND
+from lm.tracking.store_check import redact, resolve_uri
 
 
 # --- helpers ---------------------------------------------------------------------------------------------

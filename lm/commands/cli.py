@@ -12,8 +12,9 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
 from lm.commands import process
-from lm.spec import config, exercises, options, store_check
+from lm.spec import config, exercises, options
 from lm.spec.errors import ConfigError, DataError, TrackingError
+from lm.tracking import store_check
 
 CFG_PARTS = ("job", "hydra", "all")
 

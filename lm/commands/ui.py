@@ -22,7 +22,7 @@ from pathlib import Path
 
 from lm.spec import options
 from lm.spec.errors import ConfigError
-from lm.spec.store_check import login, redact, resolve_uri
+from lm.tracking.store_check import login, redact, resolve_uri
 
 LOOPBACK = "127.0.0.1"
 APP = "tinygpt"

@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 
 from lm.heads.measure import head_statistics
+from lm.heads.summary import headline
 from lm.knockout import measure as knockout
 from lm.knockout import summary as knockout_summary
 from lm.measures import model_flavor, probes
-from lm.heads.summary import headline
 from lm.model.data import Corpus, val_batches
 from lm.model.model import GPT
 from lm.spec.config import RunConfig

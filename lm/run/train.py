@@ -36,9 +36,9 @@ from lm.run.module import LitGPT
 from lm.spec import config, faults, measures
 from lm.spec.config import ConfigError, RunConfig
 from lm.spec.errors import USER_ERRORS  # noqa: F401  (ConfigError, DataError, TrackingError, CheckpointError)
-from lm.spec.store_check import redact
 from lm.tracking import environment
 from lm.tracking.store import Store, pointed_at
+from lm.tracking.store_check import redact
 
 # The model's toggles, every field of its config but the vocabulary (the corpus decides that), also logged under
 # these flat names so MLflow's compare view lines them up: a new toggle is a new field, and nothing here.

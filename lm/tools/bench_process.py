@@ -15,7 +15,7 @@ import tempfile
 import time
 from typing import NamedTuple
 
-from lm.spec.store_check import redact, resolve_uri
+from lm.tracking.store_check import redact, resolve_uri
 
 # (what, the command's arguments after `python`, the target in seconds or None)
 STARTUP = [

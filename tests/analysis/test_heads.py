@@ -9,8 +9,8 @@ from torch import nn
 
 from lm.heads.measure import head_table, induction_score
 from lm.heads.summary import headline, strongest
-from lm.model.model import GPT, GPTConfig
 from lm.heads.table import STATISTICS, TL_CONVENTION, percent_metrics
+from lm.model.model import GPT, GPTConfig
 
 T, SKIP = 24, 8
 TEXT = "to be or not to be\nthat is the question whether tis nobler in the mind\n"

@@ -9,8 +9,8 @@ from torch.nn import functional as F
 from lm.commands import heads
 from lm.knockout import measure as knockout
 from lm.knockout.summary import head_types, headline
-from lm.model.model import GPT, GPTConfig
 from lm.knockout.table import Mode, Part, Target
+from lm.model.model import GPT, GPTConfig
 
 V, T = 6, 8
 

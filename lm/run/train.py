@@ -316,8 +316,8 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
         end = EndOfRun(cfg, corpus, model, dm.val, store, run_id, Path(tmp), probes.not_applicable(corpus, cfg.data),
                        val["loss_by_position"], metrics, by_position_se=val["loss_by_position_se"])
         for m in measures.TABLE:
-            if m.measure not in off:
-                end_of_run.MEASURE[m.measure](end)
+            if m.name not in off:
+                end_of_run.MEASURE[m.name](end)
         checkpoint.save(end.folder / "model.pt", model, corpus.chars, corpus.bos)
         store.log_metrics(run_id, end.metrics, cfg.train.steps)  # what validation logged at this step is not again
         store.set_tags(run_id, end.tags)

@@ -12,21 +12,33 @@ if __name__ == "__main__":  # the options checked before pandas, torch and MLflo
     from lm.commands import cli, process
     process.before_imports(cli.heads_front)
 
+import tempfile
+from dataclasses import fields
+from pathlib import Path
+
+import mlflow
 import pandas as pd
 import torch
+from omegaconf import OmegaConf
+from tqdm import tqdm
 
+from lm.commands import cli
+from lm.heads.measure import head_statistics
 from lm.knockout.measure import knockout, windows
 from lm.knockout.summary import head_table, headline
 from lm.knockout.table import TYPES, WINDOWS, Mode, Part
+from lm.measures import probes
+from lm.model import checkpoint
+from lm.model.data import DataConfig, DataError, load_corpus, val_batches
+from lm.spec import exercises
+from lm.spec.config import EvalConfig
+from lm.spec.errors import ConfigError
+from lm.tracking.store import Store, TrackingError, finished_runs
 
 
 # --- `make heads`: knock-out for runs already in the store ------------------------------------------------
 def _config(params: dict, cls, prefix: str):
     """One section of a run's config, rebuilt from its flat params (logged as strings) and checked by its schema."""
-    from dataclasses import fields
-
-    from omegaconf import OmegaConf
-
     known = {f.name for f in fields(cls)}
     raw = {k.removeprefix(prefix + "."): (None if v == "None" else v) for k, v in params.items()
            if k.startswith(prefix + ".") and k.removeprefix(prefix + ".") in known}
@@ -36,17 +48,6 @@ def for_run(store, run_id: str, force: bool = False) -> tuple[pd.DataFrame, pd.D
     """A finished run's knock-out table and head statistics; computed and logged to the run (metrics at its last
     step, knockout.csv, and attention_lines.json if it lacks one) unless it has them already. Returns whether
     it computed."""
-    import tempfile
-    from pathlib import Path
-
-    import mlflow
-
-    from lm.heads.measure import head_statistics
-    from lm.measures import probes
-    from lm.model import checkpoint
-    from lm.model.data import DataConfig, load_corpus, val_batches
-    from lm.spec.config import EvalConfig
-
     run = store.client.get_run(run_id)
     with tempfile.TemporaryDirectory() as tmp:
         def artifact(name):
@@ -99,14 +100,6 @@ def show(table: pd.DataFrame, heads: pd.DataFrame | None) -> str:
     return df.fillna("").to_string(index=False)
 
 def main(argv: list[str] | None = None) -> int:
-    from tqdm import tqdm
-
-    from lm.commands import cli
-    from lm.model.data import DataError
-    from lm.spec import exercises
-    from lm.spec.errors import ConfigError
-    from lm.tracking.store import Store, TrackingError, finished_runs
-
     try:
         opts = cli.heads_options(sys.argv[1:] if argv is None else argv)
         chosen = exercises.select(opts.exercise) if opts.exercise else []

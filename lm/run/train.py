@@ -233,8 +233,9 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop, callbacks) ->
     resume = ckpt_dir / "last.ckpt"
     resume = resume if resume.is_file() else None
     store.resume(run_id)  # a run trained again in place after a kill: nothing it logged is logged twice
+    env = environment.tags(devices.device_name(cfg.runtime.accelerator), torch.get_num_threads())
     store.set_tags(run_id, {**{f"runtime.{k}": v for k, v in asdict(cfg.runtime).items()},
-                            **corpus_tags(cfg, corpus), **environment.tags(cfg.runtime.accelerator)})
+                            **corpus_tags(cfg, corpus), **env})
     logger.log_hyperparams(params(cfg))  # MLflow accepts a param logged again with the same value
     store.log_metrics(run_id, {"n_params": sum(p.numel() for p in module.parameters()),
                                "predicted_params": n_params(cfg.model),

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from lm.spec import exercises, options
 from lm.spec.errors import ConfigError, TrackingError
-from lm.spec.store_check import check_server, resolve_uri
+from lm.tracking.store_check import check_server, resolve_uri
 
 
 def parse(argv: list[str]) -> options.ReportOptions:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.verdicts import stats
-from lm.spec.store_check import resolve_uri
+from lm.tracking.store_check import resolve_uri
 
 HISTORIES = ["train_loss", "val_loss", "honest_val_loss", "train_time_s", "val_loss_at_position"]
 KEYS = ["exercise", "variant", "seed"]

@@ -25,13 +25,13 @@ from analysis.report.document import Doc
 from analysis.report.kinds import Context, Kind, what_changes
 from analysis.store_reading.reader import ExerciseRuns, Reader, StoreError, sqlite_path
 from analysis.verdicts import claims, stats
-from lm.measures.head_summary import headline, strongest
+from lm.heads.summary import headline, strongest
+from lm.heads.table import STATISTICS, TL_CONVENTION
 from lm.spec import exercises
 from lm.spec.errors import ConfigError
-from lm.spec.heads import STATISTICS, TL_CONVENTION
 from lm.spec.options import ReportOptions
-from lm.spec.store_check import redact, resolve_uri
 from lm.tracking.store import EXPERIMENT_KIND
+from lm.tracking.store_check import redact, resolve_uri
 
 
 # --- helpers ---------------------------------------------------------------------------------------------

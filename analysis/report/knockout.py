@@ -1,7 +1,7 @@
 """The report's knock-out section: which heads matter, beside what they look at, averaged over seeds.
 
 Head order is arbitrary: seed 2's head 3 need not do what seed 1's head 3 does. So heads are matched across seeds
-by type (their strongest statistic, lm.spec.knockout_table.TYPES) within a block; two heads of one type in a block are
+by type (their strongest statistic, lm.knockout.table.TYPES) within a block; two heads of one type in a block are
 told apart by rank (the higher score first). Each matched head's loss increase is the mean over the seeds that have it,
 with a 95% t-interval. What the lessons imply about the knock-outs are claims in experiments/*.yaml, judged in the
 report's verdict table (analysis/verdicts/claims_table.py): this section shows those rows, and judges nothing itself.
@@ -16,8 +16,8 @@ from analysis.report.document import Doc
 from analysis.report.painter import plot
 from analysis.store_reading.reader import ExerciseRuns
 from analysis.verdicts import stats
-from lm.measures.knockout_summary import head_types
-from lm.spec.knockout_table import WINDOWS, Mode, Part
+from lm.knockout.summary import head_types
+from lm.knockout.table import WINDOWS, Mode, Part
 
 TITLE = "Which heads matter: knock-out"
 REFERENCES = {Part.ATTN.value: "whole attention", Part.MLP.value: "MLP"}

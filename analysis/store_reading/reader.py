@@ -18,8 +18,8 @@ from analysis.options import no_store
 from lm.spec import measures
 from lm.spec.errors import TrackingError
 from lm.spec.exercises import Exercise, NotApplicable, NotMeasured, NotRun
-from lm.spec.store_check import check_server, redact
 from lm.tracking.store import every_experiment, every_run, pointed_at
+from lm.tracking.store_check import check_server, redact
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from analysis.verdicts import decision, stats
 from analysis.verdicts.decision import Outcome
-from lm.spec import heads
+from lm.heads import table as heads
 from lm.spec.exercises import NotRun, evaluate, terms, tree
 
 REPRODUCED, NOT_REPRODUCED, WITHIN_NOISE = Outcome.REPRODUCED, Outcome.NOT_REPRODUCED, Outcome.WITHIN_NOISE

@@ -12,8 +12,10 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
 from lm import process
-from lm.spec import config, exercises, options, store_check
+from lm.spec import config, exercises, options
 from lm.spec.errors import ConfigError, DataError, TrackingError
+from lm.spec.schema import check_temperature, unescape
+from lm.tracking import store_check
 
 CFG_PARTS = ("job", "hydra", "all")
 
@@ -77,7 +79,7 @@ def train_front(argv: list[str]) -> int | None:
         if flags.multirun or is_sweep(flags.overrides):
             if flags.resume is not None:
                 raise ConfigError("--resume is for one run; a sweep resumes when the same command runs again")
-            from lm.commands import sweep  # the suite's machinery, for a sweep only
+            from lm.commands import sweep  # the suite's machinery: 0.16 s that one run's front never pays
 
             return sweep.main(flags.overrides, cfg=flags.cfg is not None)
         cfg = config.load(flags.overrides)
@@ -100,8 +102,6 @@ def train_front(argv: list[str]) -> int | None:
 # --- python -m lm.commands.sample ---------------------------------------------------------------------------------
 def sample_options(argv: list[str]) -> options.SampleOptions:
     """`make sample`'s key=value options, converted and checked; a ValueError names the bad one."""
-    from lm.spec.schema import check_temperature, unescape
-
     opts = options.parse(options.SampleOptions, argv)
     opts.prompt = unescape(opts.prompt)
     check_temperature(opts.temperature)

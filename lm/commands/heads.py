@@ -3,7 +3,7 @@
     python -m lm.commands.heads run=RUN_ID [force=true]          # `make heads RUN=...`: log it, print the head table
     python -m lm.commands.heads exercise=heads [quick=true]      # `make heads EXERCISE=...`: every finished run
 
-The options: lm/spec/options.py's HeadsOptions. The knock-out itself is lm/measures/knockout.py; this command finds
+The options: lm/spec/options.py's HeadsOptions. The knock-out itself is lm/knockout/measure.py; this command finds
 the runs, loads their models and logs the tables.
 """
 import sys
@@ -13,21 +13,33 @@ if __name__ == "__main__":  # the options checked before pandas, torch and MLflo
     from lm.commands import cli
     process.before_imports(cli.heads_front)
 
+import tempfile
+from dataclasses import fields
+from pathlib import Path
+
+import mlflow
 import pandas as pd
 import torch
+from omegaconf import OmegaConf
+from tqdm import tqdm
 
-from lm.measures.knockout import knockout, windows
-from lm.measures.knockout_summary import head_table, headline
-from lm.spec.knockout_table import TYPES, WINDOWS, Mode, Part
+from lm.commands import cli
+from lm.heads.measure import head_statistics
+from lm.knockout.measure import knockout, windows
+from lm.knockout.summary import head_table, headline
+from lm.knockout.table import TYPES, WINDOWS, Mode, Part
+from lm.measures import probes
+from lm.model import checkpoint
+from lm.model.data import DataConfig, DataError, load_corpus, val_batches
+from lm.spec import exercises
+from lm.spec.config import EvalConfig
+from lm.spec.errors import ConfigError
+from lm.tracking.store import Store, TrackingError, finished_runs
 
 
 # --- `make heads`: knock-out for runs already in the store ------------------------------------------------
 def _config(params: dict, cls, prefix: str):
     """One section of a run's config, rebuilt from its flat params (logged as strings) and checked by its schema."""
-    from dataclasses import fields
-
-    from omegaconf import OmegaConf
-
     known = {f.name for f in fields(cls)}
     raw = {k.removeprefix(prefix + "."): (None if v == "None" else v) for k, v in params.items()
            if k.startswith(prefix + ".") and k.removeprefix(prefix + ".") in known}
@@ -37,16 +49,6 @@ def for_run(store, run_id: str, force: bool = False) -> tuple[pd.DataFrame, pd.D
     """A finished run's knock-out table and head statistics; computed and logged to the run (metrics at its last
     step, knockout.csv, and attention_lines.json if it lacks one) unless it has them already. Returns whether
     it computed."""
-    import tempfile
-    from pathlib import Path
-
-    import mlflow
-
-    from lm.measures import probes
-    from lm.model import checkpoint
-    from lm.model.data import DataConfig, load_corpus, val_batches
-    from lm.spec.config import EvalConfig
-
     run = store.client.get_run(run_id)
     with tempfile.TemporaryDirectory() as tmp:
         def artifact(name):
@@ -71,7 +73,7 @@ def for_run(store, run_id: str, force: bool = False) -> tuple[pd.DataFrame, pd.D
         corpus = load_corpus(data)
         val = val_batches(corpus, ev.val_batches, ev.val_batch_size, model.config.block_size)
         if heads is None:
-            heads = probes.head_statistics(model, corpus, val, ev.head_windows, ev.head_skip)
+            heads = head_statistics(model, corpus, val, ev.head_windows, ev.head_skip)
         table = knockout(model, windows(val))
         step = int(params.get("train.steps", 0))
         store.log_metrics(run_id, headline(table, heads), step)
@@ -99,14 +101,6 @@ def show(table: pd.DataFrame, heads: pd.DataFrame | None) -> str:
     return df.fillna("").to_string(index=False)
 
 def main(argv: list[str] | None = None) -> int:
-    from tqdm import tqdm
-
-    from lm.commands import cli
-    from lm.model.data import DataError
-    from lm.spec import exercises
-    from lm.spec.errors import ConfigError
-    from lm.tracking.store import Store, TrackingError, finished_runs
-
     try:
         opts = cli.heads_options(sys.argv[1:] if argv is None else argv)
         chosen = exercises.select(opts.exercise) if opts.exercise else []

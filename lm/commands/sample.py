@@ -6,7 +6,13 @@ if __name__ == "__main__":  # `make sample`: the options and the run checked bef
     from lm.commands import cli
     process.before_imports(cli.sample_front)
 
+import tempfile
+from pathlib import Path
+
+from lm.commands import cli
+from lm.model import checkpoint
 from lm.model.sample import generate
+from lm.tracking.store import Store, TrackingError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,13 +22,6 @@ def main(argv: list[str] | None = None) -> int:
 
     Without run= or checkpoint=, the newest finished run of `make train` (experiment 'train'). In the prompt,
     \\n is a newline, \\t a tab and \\\\ a backslash."""
-    import tempfile
-    from pathlib import Path
-
-    from lm.commands import cli
-    from lm.model import checkpoint
-    from lm.tracking.store import Store, TrackingError
-
     try:
         opts = cli.sample_options(sys.argv[1:] if argv is None else argv)
         with tempfile.TemporaryDirectory() as tmp:

@@ -12,7 +12,6 @@ from tqdm import tqdm
 
 from lm import process
 from lm.run import devices
-from lm.spec import store_check
 from lm.spec.config import ConfigError
 from lm.spec.errors import USER_ERRORS
 from lm.spec.exercises import Exercise
@@ -29,6 +28,7 @@ from lm.suite.suite import (
     plan,
     summarise,
 )
+from lm.tracking import store_check
 from lm.tracking import aggregates, views
 
 

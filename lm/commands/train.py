@@ -18,8 +18,8 @@ from lm.run import train as one_run
 from lm.spec import config
 from lm.spec.config import RunConfig
 from lm.spec.errors import USER_ERRORS
-from lm.spec.store_check import RunRecord
 from lm.tracking.store import Store
+from lm.tracking.store_check import RunRecord
 
 
 def check_resume(store: Store, run_id: str, cfg: RunConfig) -> None:

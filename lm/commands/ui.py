@@ -18,11 +18,12 @@ import os
 import socket
 import sys
 import urllib.request
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from lm.spec import options
 from lm.spec.errors import ConfigError
-from lm.spec.store_check import login, redact, resolve_uri
+from lm.tracking.store_check import login, redact, resolve_uri
 
 LOOPBACK = "127.0.0.1"
 APP = "tinygpt"
@@ -68,17 +69,17 @@ def port_problem(host: str, port: int) -> str | None:
 
 
 def runs_link(base: str, experiment_id: str) -> str:
-    from lm.tracking.views import RUNS
+    from lm.tracking.views import RUNS  # numpy, 0.1 s: the options and the port are answered before it
 
     return f"{base}/#/experiments/{experiment_id}/{RUNS}"
 
 
 def exercise_links(uri: str, base: str) -> list[tuple[str, str, str | None]]:
     """(experiment, its runs table, its seeds-by-variant charts or None) for every experiment in the store."""
-    from mlflow.tracking import MlflowClient
+    from mlflow.tracking import MlflowClient  # MLflow, 3 s: the options and the port are answered before it
 
-    from lm.tracking import views
-    from lm.tracking.store import every_experiment
+    from lm.tracking import views  # numpy, 0.1 s: the options and the port are answered before it
+    from lm.tracking.store import every_experiment  # MLflow, 3 s: the options and the port are answered before it
 
     out = []
     for exp in sorted(every_experiment(MlflowClient(uri)), key=lambda e: e.name):
@@ -108,14 +109,12 @@ def command(uri: str, host: str, port: int, extra: list[str]) -> list[str]:
 def app_installed() -> bool:
     """Whether this environment registers lm/commands/ui_app.py with MLflow (pyproject.toml's entry point, written
     when the project is installed)."""
-    from importlib.metadata import entry_points
-
     return bool(entry_points(group="mlflow.app", name=APP))
 
 
 def remote(uri: str) -> int:
     """MLFLOW_TRACKING_URI is a server, which serves its own UI: the links into it, or one line if it does not answer."""
-    from lm.tracking.store import Store, TrackingError
+    from lm.tracking.store import Store, TrackingError  # MLflow, 3 s: the options and the port are answered before it
 
     try:
         Store(uri)

@@ -1,2 +1,3 @@
-"""What a trained model shows: the end-of-run measurements (probes, samples, head statistics, knock-out, the MLflow
-model) and the tables they fill. Imports tracking, the model and the spec."""
+"""What a trained model shows: the end-of-run measurements (probes, samples, the MLflow model, and the head
+statistics and knock-out of lm.heads and lm.knockout). Imports tracking, the head statistics, knock-out, the model
+and the spec."""

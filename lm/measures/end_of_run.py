@@ -1,19 +1,23 @@
-"""A run's end-of-run measurements: one function per entry of lm/spec/measures.py's TABLE, each reading the trained
-model from an EndOfRun and adding what it measured to it, which the run then logs in one call each (the metrics at
-the last step, the artifacts from one folder). The run makes the ones its `measure` section leaves on, in the
-table's order."""
+"""A run's end-of-run measurements: one function per entry of lm/spec/measures.py's TABLE, named as the entry and
+marked @measurement, each reading the trained model from an EndOfRun and adding what it measured to it, which the
+run then logs in one call each (the metrics at the last step, the artifacts from one folder). The run makes the ones
+its `measure` section leaves on, in the table's order."""
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
-from lm.measures import knockout, knockout_summary, model_flavor, probes
-from lm.measures.head_summary import headline
+from lm.heads.measure import head_statistics
+from lm.heads.summary import headline
+from lm.knockout import measure as knockout_measure
+from lm.knockout import summary as knockout_summary
+from lm.measures import model_flavor, probes
 from lm.model.data import Corpus, val_batches
 from lm.model.model import GPT
 from lm.spec.config import RunConfig
-from lm.spec.measures import Measure
-from lm.tracking import datasets
+from lm.spec.measures import BY_NAME
+from lm.tracking.datasets import log_corpus
 from lm.tracking.store import Store
 
 
@@ -37,6 +41,19 @@ class EndOfRun:
     by_position_se: list[float] = field(default_factory=list)   # its standard error over the validation windows
 
 
+# Each entry of lm/spec/measures.py's TABLE, by its name: the function below of that name.
+MEASURE: dict[str, Callable[[EndOfRun], None]] = {}
+
+
+def measurement(function: Callable[[EndOfRun], None]) -> Callable[[EndOfRun], None]:
+    """A function of this module that makes the measurement its name names in lm/spec/measures.py's TABLE."""
+    if function.__name__ not in BY_NAME:
+        raise LookupError(f"end_of_run.{function.__name__}: lm/spec/measures.py's TABLE has no entry of that name")
+    MEASURE[function.__name__] = function
+    return function
+
+
+@measurement
 def probe(end: EndOfRun) -> None:
     if "probe_top1" in end.skipped:
         return
@@ -49,10 +66,12 @@ def probe(end: EndOfRun) -> None:
     (end.folder / "probe.json").write_text(probes.to_json(found), encoding="utf-8")
 
 
+@measurement
 def score_array(end: EndOfRun) -> None:
     end.metrics["score_array_size"] = probes.score_array_size(end.model, end.cfg.train.batch_size)
 
 
+@measurement
 def train_loss(end: EndOfRun) -> None:
     """Lesson 002's "step 2500 | train 1.562 | val 1.746": the loss on fixed windows of the training text."""
     e, T = end.cfg.eval, end.cfg.model.block_size
@@ -60,10 +79,12 @@ def train_loss(end: EndOfRun) -> None:
     end.metrics["train_eval_loss"] = probes.validation(end.model, batches)["val_loss"]
 
 
+@measurement
 def shuffle(end: EndOfRun) -> None:
     end.metrics["shuffle_change"] = probes.shuffle_change(end.model, end.val_batches[0][0])
 
 
+@measurement
 def samples(end: EndOfRun) -> None:
     s = end.cfg.sample
     found = probes.samples(end.model, end.corpus, end.cfg.data.sample_prompt, s.length, s.temperature, s.count, s.seed)
@@ -72,19 +93,22 @@ def samples(end: EndOfRun) -> None:
     (end.folder / "samples.txt").write_text("\n\n---\n\n".join(found["texts"]), encoding="utf-8")
 
 
+@measurement
 def heads(end: EndOfRun) -> None:
     e = end.cfg.eval
-    end.heads = probes.head_statistics(end.model, end.corpus, end.val_batches, e.head_windows, e.head_skip)
+    end.heads = head_statistics(end.model, end.corpus, end.val_batches, e.head_windows, e.head_skip)
     end.metrics.update(headline(end.heads))
     end.heads.to_csv(end.folder / "heads.csv", index=False)
 
 
-def knocked_out(end: EndOfRun) -> None:
-    table = knockout.knockout(end.model, knockout.windows(end.val_batches))
+@measurement
+def knockout(end: EndOfRun) -> None:
+    table = knockout_measure.knockout(end.model, knockout_measure.windows(end.val_batches))
     end.metrics.update(knockout_summary.headline(table, end.heads))
     table.to_csv(end.folder / "knockout.csv", index=False)
 
 
+@measurement
 def attention(end: EndOfRun) -> None:
     line = end.cfg.data.heatmap_line if "attention.json" not in end.skipped else None
     if line is not None:
@@ -96,21 +120,24 @@ def attention(end: EndOfRun) -> None:
     (end.folder / "attention_lines.json").write_text(probes.to_json(lines, compact=True), encoding="utf-8")
 
 
+@measurement
 def loss_by_position(end: EndOfRun) -> None:
     end.store.log_series(end.run_id, "val_loss_at_position", end.by_position)
     end.store.log_series(end.run_id, "val_loss_at_position_se", end.by_position_se)
     (end.folder / "loss_by_position.json").write_text(probes.to_json(end.by_position))
 
 
+@measurement
 def mlflow_model(end: EndOfRun) -> None:
     model_flavor.log(end.store, end.run_id, end.model, end.corpus.chars, end.corpus.bos)
 
 
-def corpus_datasets(end: EndOfRun) -> None:
-    datasets.log_corpus(end.store.client, end.run_id, end.cfg.data, end.corpus)
+@measurement
+def datasets(end: EndOfRun) -> None:
+    log_corpus(end.store.client, end.run_id, end.cfg.data, end.corpus)
 
 
-MEASURE = {Measure.PROBE: probe, Measure.SCORE_ARRAY: score_array, Measure.TRAIN_LOSS: train_loss,
-           Measure.SHUFFLE: shuffle, Measure.SAMPLES: samples, Measure.HEADS: heads,
-           Measure.KNOCKOUT: knocked_out, Measure.ATTENTION: attention, Measure.LOSS_BY_POSITION: loss_by_position,
-           Measure.MLFLOW_MODEL: mlflow_model, Measure.DATASETS: corpus_datasets}
+_missing = BY_NAME.keys() - MEASURE.keys()
+if _missing:
+    raise LookupError(f"lm/spec/measures.py's TABLE has {', '.join(sorted(_missing))}, and no @measurement function "
+                      f"of that name here")

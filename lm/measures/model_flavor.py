@@ -24,7 +24,9 @@ import torch
 from mlflow.models import ModelSignature
 from mlflow.types import Schema, TensorSpec
 
+from lm.model import checkpoint
 from lm.model.model import GPT
+from lm.model.sample import _pick, check_temperature
 from lm.tracking.store import pointed_at
 
 NAME = "model"
@@ -70,8 +72,6 @@ def log(store, run_id: str, model: GPT, chars: list[str], bos: int | None) -> No
 def log_from_run(store, run_id: str) -> None:
     """The run's own model.pt (a twin's, copied from its leader) as its MLflow model: MLflow finds `runs:/<id>/model`
     only among the models whose source run is that run."""
-    from lm.model import checkpoint
-
     with tempfile.TemporaryDirectory() as tmp:
         model, meta = checkpoint.load(Path(store.client.download_artifacts(run_id, "model.pt", tmp)))
     log(store, run_id, model, meta["chars"], meta["bos"])
@@ -91,8 +91,6 @@ def load(uri: str, tracking_uri: str | None = None) -> tuple[torch.nn.Module, di
 def generate(module: torch.nn.Module, meta: dict, prompt: str, length: int, temperature: float = 1.0,
              seed: int = 1) -> str:
     """Text from a loaded model: one forward pass of the window per character (the graph has no KV cache)."""
-    from lm.model.sample import _pick, check_temperature
-
     check_temperature(temperature)
     chars, bos, T = meta["chars"], meta["bos"], meta["block_size"]
     stoi = {ch: i for i, ch in enumerate(chars)}

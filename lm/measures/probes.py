@@ -2,11 +2,10 @@
 import json
 import math
 
-import pandas as pd
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from lm.measures import head_measure
+from lm.heads.measure import has_word_starts
 from lm.model.data import Corpus, DataConfig
 from lm.model.model import GPT, honest_loss, token_losses
 from lm.model.sample import (
@@ -47,11 +46,6 @@ def validation(model: GPT, batches, honest_windows: int = 0) -> dict:
         x, y = (torch.cat(t)[:honest_windows] for t in zip(*batches))
         out["honest_val_loss"] = honest_loss(model, x, y)
     return out
-
-
-def has_word_starts(corpus: Corpus) -> bool:
-    """Whether the word-start head statistic can look anywhere: documents (names), or a text with spaces."""
-    return corpus.documents or " " in corpus.stoi
 
 
 def not_applicable(corpus: Corpus, c: DataConfig) -> dict[str, str]:
@@ -113,23 +107,6 @@ def attention_on(model: GPT, corpus: Corpus, line: str) -> dict:
     _, maps = model.attention_maps(torch.tensor([ids], device=next(model.parameters()).device))
     return {"chars": [corpus.decode([i]) for i in ids],
             "weights": [[[[round(w, 5) for w in row] for row in head] for head in m[0].cpu().tolist()] for m in maps]}
-
-
-@torch.no_grad()
-def head_statistics(model: GPT, corpus: Corpus, batches, windows: int, skip: int) -> pd.DataFrame:
-    """head_measure.head_table on validation windows; of documents, only the rows that read a real character (a
-    name's BOS and letters), never the padding after its end, whose target is -1."""
-    x, y = (torch.cat(t)[:windows] for t in zip(*batches))
-    _, maps = model.attention_maps(x)
-    boundary = {corpus.stoi[c] for c in " \n" if c in corpus.stoi} | ({corpus.bos} if corpus.documents else set())
-    real = (y >= 0).cpu() if corpus.documents else None
-    table = head_measure.head_table([m.float().cpu() for m in maps], x.cpu(), boundary,
-                                    skip=min(skip, x.size(1) - 1), real=real)
-    if not has_word_starts(corpus):  # see not_applicable
-        table["word_start_score"] = math.nan
-    exclude = {corpus.bos} if corpus.documents else set()
-    induction = head_measure.induction_score(model, model.config.vocab_size, exclude=exclude)
-    return table.merge(induction, on=["block", "head"])
 
 
 def score_array_size(model: GPT, batch_size: int) -> int:

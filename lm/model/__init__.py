@@ -1,1 +1,2 @@
-"""The model and its data: the GPT, the corpora and their batches, checkpoints, sampling. Imports the spec only."""
+"""The model and its data: the GPT, the corpora (found or downloaded: download) and their batches, checkpoints,
+sampling. Imports the spec only."""

@@ -6,7 +6,8 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 
-from lm.spec.corpus_file import locate, read_text, sha256  # noqa: F401  (the file: lm/spec/corpus_file.py)
+from lm.model.download import locate  # noqa: F401  (where the file is: lm/model/download.py)
+from lm.spec.corpus_file import read_text, sha256  # noqa: F401  (the file: lm/spec/corpus_file.py)
 from lm.spec.errors import DataError  # noqa: F401  (raised here, caught by commands before torch loads)
 from lm.spec.schema import DataConfig  # noqa: F401  (a run's settings, checked before torch loads)
 

@@ -146,7 +146,7 @@ class GPT(nn.Module):
 
     def rest(self, x, first: int = 0, need_weights: bool = False, cache: "KVCache | None" = None):
         """The forward pass from the residual stream x, (B, T, n_embd), as it enters block `first` (from 0): the
-        logits and those blocks' attention weights. Knock-out runs a block's targets from there (lm/measures/knockout.py)."""
+        logits and those blocks' attention weights. Knock-out runs a block's targets from there (lm/knockout/measure.py)."""
         maps = []
         for block in list(self.h)[first:]:
             x, weights = block(x, need_weights, cache)

@@ -3,8 +3,14 @@
 A run finds its accelerator itself (`runtime.accelerator=auto`): CUDA when a GPU is visible, else Apple's MPS, else
 the CPU. On CUDA it trains in bf16 autocast (fp16 with loss scaling on GPUs older than Ampere) with TF32 matmuls.
 With GPUs on the machine the suite runs one run per GPU side by side, each worker pinned to its own GPU.
+
+torch is imported in the functions that ask it: the suite's command imports this module before its heavy imports,
+and answers a mistake without them.
 """
 import os
+import platform
+from functools import lru_cache
+from pathlib import Path
 
 from lm.spec.errors import ConfigError
 
@@ -15,7 +21,7 @@ WORKER_GPUS = "TINYGPT_WORKER_GPUS"
 
 def visible_gpus() -> list[str]:
     """The GPUs this process may use, by the names CUDA_VISIBLE_DEVICES gives them (an index or a UUID)."""
-    import torch
+    import torch  # the suite's command imports this module before torch
 
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
     env = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -53,7 +59,7 @@ def pin_gpu(slot: int) -> list[str]:
 
 def select(accelerator: str = "auto", precision: str = "auto") -> tuple[str, str]:
     """(accelerator, precision) for Lightning, checked: a device asked for by name must be there."""
-    import torch
+    import torch  # the suite's command imports this module before torch
 
     accelerator = {"gpu": "cuda"}.get(accelerator, accelerator)
     cuda = torch.cuda.is_available()
@@ -79,7 +85,7 @@ def prepare(accelerator: str, precision: str = "auto") -> None:
     """Process-wide settings for the device: TF32 matmuls on CUDA (Ampere and later use them; others ignore it),
     unless the run asked for `runtime.precision=32-true`, exact fp32 (make gpu-check's numerics compare it)."""
     if accelerator == "cuda":
-        import torch
+        import torch  # the suite's command imports this module before torch
 
         torch.set_float32_matmul_precision("highest" if precision == "32-true" else "high")
 
@@ -87,6 +93,28 @@ def prepare(accelerator: str, precision: str = "auto") -> None:
 def describe(accelerator: str, precision: str) -> str:
     if accelerator != "cuda":
         return f"{accelerator}, {precision}"
-    import torch
+    import torch  # the suite's command imports this module before torch
 
     return f"cuda ({torch.cuda.get_device_name()}), {precision}, TF32 matmuls"
+
+
+@lru_cache(maxsize=1)
+def cpu_model() -> str:
+    """The CPU's marketing name, from /proc/cpuinfo on Linux, else what the platform reports."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def device_name(accelerator: str) -> str:
+    """The GPU's name when the run trains on CUDA (runtime.accelerator auto, cuda or gpu, and one is visible), else
+    the CPU's: the run's env.device tag."""
+    import torch  # the suite's command imports this module before torch
+
+    if accelerator in ("auto", "cuda", "gpu") and torch.cuda.is_available():
+        return torch.cuda.get_device_name(torch.cuda.current_device())
+    return cpu_model()

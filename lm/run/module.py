@@ -1,6 +1,9 @@
 """The Lightning side of a run: the optimiser, the training step and validation on fixed windows."""
+from concurrent.futures import ThreadPoolExecutor
+
 import pytorch_lightning as pl
 import torch
+import torch._functorch.config  # private: tests/config/test_private_internals.py
 
 from lm.model.model import GPT, GPTConfig, honest_loss, token_losses
 from lm.spec import faults
@@ -46,15 +49,11 @@ class LitGPT(pl.LightningModule):
         if compile:
             # The backward recomputes ReLU's mask from the saved output rather than saving it as booleans, which
             # inductor's CPU code writes slowly: 12.7 ms a call here for the MLP's, against 0.7 ms for eager's.
-            import torch._functorch.config
-
             torch._functorch.config.ban_recompute_materialized_backward = False
         self.__dict__["compiled"] = torch.compile(self.model) if compile else None
 
     def on_train_start(self):
         if self.shards > 1:
-            from concurrent.futures import ThreadPoolExecutor
-
             self._pool, self._threads, self._first = ThreadPoolExecutor(self.shards - 1), torch.get_num_threads(), True
             torch.set_num_threads(1)  # threads that start later take this too
 

@@ -36,9 +36,9 @@ from lm.run.module import LitGPT
 from lm.spec import config, faults, measures
 from lm.spec.config import ConfigError, RunConfig
 from lm.spec.errors import USER_ERRORS  # noqa: F401  (ConfigError, DataError, TrackingError, CheckpointError)
-from lm.spec.store_check import redact
 from lm.tracking import environment
 from lm.tracking.store import Store, pointed_at
+from lm.tracking.store_check import redact
 
 # The model's toggles, every field of its config but the vocabulary (the corpus decides that), also logged under
 # these flat names so MLflow's compare view lines them up: a new toggle is a new field, and nothing here.
@@ -233,8 +233,9 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop, callbacks) ->
     resume = ckpt_dir / "last.ckpt"
     resume = resume if resume.is_file() else None
     store.resume(run_id)  # a run trained again in place after a kill: nothing it logged is logged twice
+    env = environment.tags(devices.device_name(cfg.runtime.accelerator), torch.get_num_threads())
     store.set_tags(run_id, {**{f"runtime.{k}": v for k, v in asdict(cfg.runtime).items()},
-                            **corpus_tags(cfg, corpus), **environment.tags(cfg.runtime.accelerator)})
+                            **corpus_tags(cfg, corpus), **env})
     logger.log_hyperparams(params(cfg))  # MLflow accepts a param logged again with the same value
     store.log_metrics(run_id, {"n_params": sum(p.numel() for p in module.parameters()),
                                "predicted_params": n_params(cfg.model),
@@ -316,8 +317,8 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
         end = EndOfRun(cfg, corpus, model, dm.val, store, run_id, Path(tmp), probes.not_applicable(corpus, cfg.data),
                        val["loss_by_position"], metrics, by_position_se=val["loss_by_position_se"])
         for m in measures.TABLE:
-            if m.measure not in off:
-                end_of_run.MEASURE[m.measure](end)
+            if m.name not in off:
+                end_of_run.MEASURE[m.name](end)
         checkpoint.save(end.folder / "model.pt", model, corpus.chars, corpus.bos)
         store.log_metrics(run_id, end.metrics, cfg.train.steps)  # what validation logged at this step is not again
         store.set_tags(run_id, end.tags)

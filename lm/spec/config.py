@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
-from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra.core.config_store import ConfigStore
+from hydra.core.object_type import ObjectType
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override, OverrideType
 from hydra.errors import HydraException
@@ -18,10 +18,10 @@ from omegaconf.errors import OmegaConfBaseException
 
 from lm.spec.corpus_file import own_text
 from lm.spec.errors import ConfigError  # noqa: F401  (raised here, imported from here by callers)
+from lm.spec.measures import PRESETS, MeasureConfig, preset
 from lm.spec.schema import (
     DataConfig,
     GPTConfig,
-    MeasureConfig,
     SampleConfig,
     TrainConfig,
 )
@@ -123,8 +123,11 @@ def one_line(e: Exception) -> str:
     m = re.search(r"Could not load '([^']+)'", text) or re.search(r"In '[^']+': Could not find '([^']+)'", text)
     if m:
         group, _, name = m.group(1).rpartition("/")
-        options = ", ".join(sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml")))
-        return f"{group}={name}: no such option (conf/{group}/ has {options})"
+        listed = text.partition(f"Available options in '{group}':")[2].partition("Config search path")[0]
+        # Hydra lists conf/'s files and the presets registered below; conf/'s files where it lists none
+        options = ", ".join(sorted(listed.split() or (p.stem for p in (CONF_DIR / group).glob("*.yaml"))))
+        where = f"conf/{group}/ has" if (CONF_DIR / group).is_dir() else f"{group} takes"
+        return f"{group}={name}: no such option ({where} {options})"
     m = re.search(r"Error parsing override '([\w.]+)'", text)
     if m:  # a bare word: Hydra takes key=value only
         return f"{m.group(1)!r} is not key=value: write {m.group(1)}=true for a switch, or {m.group(1)}=VALUE"
@@ -143,18 +146,25 @@ def compose_dict(overrides: list[str], config_name: str = "train") -> DictConfig
     return OmegaConf.create(_composed(tuple(overrides), config_name))  # a copy: the cached one stays as composed
 
 
-def _register_schema() -> None:
+def _register() -> None:
     """RunConfig as Hydra's schema for conf/train.yaml (its first default, `schema`): every default a dataclass
     holds is composed from the dataclass, so conf/ writes only what differs from it (conf/model/base.yaml: nothing
-    but the vocabulary's source), and an override of any field composes even where no YAML names it."""
-    ConfigStore.instance().store(name="schema", node=RunConfig)
+    but the vocabulary's source), and an override of any field composes even where no YAML names it. And the
+    config group `measure`, the presets lm/spec/measures.py derives from its table (`measure=none`): no file holds
+    a list of the measurements."""
+    store = ConfigStore.instance()
+    store.store(name="schema", node=RunConfig)
+    for name in PRESETS:
+        store.store(group="measure", name=name, node=preset(name))
+
+
+_register()  # at import, as Hydra's structured configs are: the groups are known before anything is composed
 
 
 @functools.lru_cache(maxsize=256)
 def _composed(overrides: tuple[str, ...], config_name: str) -> DictConfig:
     """Hydra's compose, once per command line: a command checks its input before its heavy imports, then again in
     main(); a suite composes every run's config (a sweep: every grid point's) to check it, then again to plan."""
-    _register_schema()
     try:
         with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
             return compose(config_name, overrides=list(overrides))
@@ -202,14 +212,15 @@ PER_RUN = re.compile(r"\$\{[^}]*\b(seed|run_name)\b")  # an interpolation of wha
 @functools.lru_cache(maxsize=1024)
 def _shared(overrides: tuple[str, ...]) -> RunConfig | None:
     """The config of these overrides (never to be changed: load_run copies it), composed once per set of config
-    group choices (data=, model=, profile=, +key, ~key) and the plain values applied by Hydra's own code, as its
-    compose applies them after the groups (a sweep's points differ in values: 0.06 s each rather than 0.4 s); None
-    when a value interpolates the seed or the run's name, which load_run sets on each copy."""
+    group choices (data=, model=, profile=, +key, ~key) and the plain values applied after the groups by the call
+    Hydra's compose makes for each (OmegaConf.update, merging; a sweep's points differ in values: 0.06 s each rather
+    than 0.4 s); None when a value interpolates the seed or the run's name, which load_run sets on each copy."""
     try:
         parsed = _parser().parse_overrides(list(overrides))
-        values = [o for o in parsed if _is_value(o)]
         cfg = compose_dict([o.input_line for o in parsed if not _is_value(o)])
-        ConfigLoaderImpl._apply_overrides_to_config(values, cfg)
+        for o in parsed:
+            if _is_value(o):
+                OmegaConf.update(cfg, o.key_or_group, o.value(), merge=True)
     except (HydraException, OmegaConfBaseException):
         return to_run_config(compose_dict(list(overrides)))  # raises the error load() gives, in its words
     if PER_RUN.search(OmegaConf.to_yaml(cfg)):
@@ -226,8 +237,14 @@ def _is_value(o: Override) -> bool:
     """A plain key=value that Hydra applies after composing (not a config group's choice, an addition or a
     deletion, which change what is composed); anything in doubt is composed."""
     key = o.key_or_group
-    return (o.type is OverrideType.CHANGE and not o.is_sweep_override() and not key.startswith("hydra")
-            and not (CONF_DIR / key.replace(".", "/")).exists() and not (CONF_DIR / key).exists())
+    return (o.type is OverrideType.CHANGE and o.package is None and not o.is_sweep_override()
+            and not key.startswith("hydra") and not _is_group(key))
+
+
+def _is_group(key: str) -> bool:
+    """A config group of conf/ (data, model, profile) or one registered with Hydra (measure), or a file in one."""
+    return ((CONF_DIR / key.replace(".", "/")).exists() or (CONF_DIR / key).exists()
+            or ConfigStore.instance().get_type(key) is not ObjectType.NOT_FOUND)
 
 
 def quoted(value: str) -> str:

@@ -117,24 +117,6 @@ class SampleConfig:
             raise ValueError(f"sample.length={self.length} and sample.count={self.count} must be positive")
 
 
-@dataclass
-class MeasureConfig:
-    """Which of the end-of-run measurements (lm/spec/measures.py's TABLE, in that order) a run makes; conf/measure/
-    lists them. `measure.knockout=false` switches one off, `measure=none` all of them: the report then says
-    "not measured" for what they would have logged."""
-    probe: bool = True
-    score_array: bool = True
-    train_loss: bool = True
-    shuffle: bool = True
-    samples: bool = True
-    heads: bool = True
-    knockout: bool = True
-    attention: bool = True
-    loss_by_position: bool = True
-    mlflow_model: bool = True
-    datasets: bool = True
-
-
 def check_temperature(t: float, name: str = "temperature") -> None:
     if not t > 0:
         raise ValueError(f"{name}={t} must be above 0: the scores are divided by it")

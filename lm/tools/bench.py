@@ -31,6 +31,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytorch_lightning as pl
 import torch
@@ -43,8 +44,9 @@ from lm.run import train
 from lm.spec import config
 from lm.spec.options import BenchOptions as Options
 from lm.spec.options import parse as parse_options
-from lm.suite import launchers
+from lm.suite import launchers, suite
 from lm.tools import bench_process, bench_scale
+from lm.tracking.store import Store
 
 # The harness's speed options; each changes only round-off (the bench and tests/speed show by how much). With two
 # threads or more, FAST is the fastest set here; a compiled step is slower split, its kernels holding Python's lock.
@@ -114,8 +116,6 @@ class KernelFloor:
         return step
 
     def seconds(self, reps: int = 5) -> float:
-        from concurrent.futures import ThreadPoolExecutor
-
         inside = torch.get_num_threads()
         torch.set_num_threads(1 if self.shards > 1 else self.threads)  # threads started later take this too
         try:
@@ -243,7 +243,7 @@ def bench_sample(o: Options, corpus, cfg, table: Table) -> None:
 
 
 def _warm_worker() -> int:
-    import lm.run.train  # noqa: F401  (the imports a run needs, before timing starts)
+    """A worker's pid, once it has imported this module, and with it every import a run needs, before timing starts."""
     time.sleep(1.0)   # long enough that each warm-up task lands on its own worker
     return os.getpid()
 
@@ -251,9 +251,6 @@ def _warm_worker() -> int:
 def bench_suite(o: Options, table: Table, scratch: str) -> dict:
     """Base-config runs through the suite's own pool and job function: one worker on every core, runs one after
     another, against one single-threaded worker per core, runs side by side. Blocks alternate: A B A B."""
-    from lm.suite import suite
-    from lm.tracking.store import Store
-
     cores = os.cpu_count() or 1
     steps, per_block = (100, cores) if o.quick else (300, cores)
     store = Store(f"sqlite:///{scratch}/suite.db")
@@ -341,7 +338,7 @@ def bench_memory(o: Options, table: Table, scratch: str) -> None:
                  for steps in (n, 2 * n)]
         a, b = (wait_rss(p) for p in procs)
         table.add(f"{label}: {n} → {2 * n} steps", f"{a:.0f} → {b:.0f} MB", f"{b - a:+.0f} MB")
-    libraries = wait_rss(peak_rss_mb([], scratch, "imports", "import lm.run.train, lm.measures.probes, lm.spec.heads"))
+    libraries = wait_rss(peak_rss_mb([], scratch, "imports", "import lm.run.train, lm.measures.probes, lm.heads.table"))
     table.add("of which the libraries, imported and nothing else", f"{libraries:.0f} MB")
 
 
@@ -411,8 +408,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def bench_train(o: Options, corpus, cfg, table: Table, scratch: str) -> None:
-    from lm.tracking.store import Store
-
     flops = train_flops(cfg.model, cfg.train.batch_size)
     square = {s: _mm_rate(s, s, s) for s in (1024, 2048)}
     shapes = matmul_shapes(cfg.model, cfg.train.batch_size)

@@ -15,7 +15,7 @@ import tempfile
 import time
 from typing import NamedTuple
 
-from lm.spec.store_check import redact, resolve_uri
+from lm.tracking.store_check import redact, resolve_uri
 
 # (what, the command's arguments after `python`, the target in seconds or None)
 STARTUP = [
@@ -48,10 +48,10 @@ BREAKDOWN = [
     ("validation of the untrained model and the final one", "lm/measures/probes.py", "validation"),
     ("end-of-run measurements (the final validation too), of which:", "lm/run/train.py", "measure"),
     ("  samples", "lm/measures/probes.py", "samples"),
-    ("  head statistics", "lm/measures/probes.py", "head_statistics"),
+    ("  head statistics", "lm/heads/measure.py", "head_statistics"),
     ("  attention map", "lm/measures/probes.py", "attention_on"),
     ("  artifact uploads", "mlflow/tracking/client.py", "log_artifacts"),
-    ("  every head, attention and MLP knocked out (12 targets × 2 ablations)", "lm/measures/knockout.py", "knockout"),
+    ("  every head, attention and MLP knocked out (12 targets × 2 ablations)", "lm/knockout/measure.py", "knockout"),
     ("  the MLflow model (torch.export, its warm-up included)", "lm/measures/model_flavor.py", "log"),
 ]
 

@@ -17,7 +17,10 @@ import sys
 import time
 from pathlib import Path
 
+from mlflow.tracking import MlflowClient
+
 from lm.tools import scale_store
+from lm.tracking.store import every_run, finished_runs
 
 SIZES = (100, 1_000, 10_000)
 
@@ -31,10 +34,6 @@ def _timed(fn) -> float:
 
 def measure(uri: str, runs: int, out: Path) -> dict[str, float]:
     """Seconds of each step on the store at uri, which holds the scale exercise of `runs` runs."""
-    from mlflow.tracking import MlflowClient
-
-    from lm.tracking.store import every_run, finished_runs
-
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name(scale_store.NAME).experiment_id
     found = {}

@@ -14,6 +14,7 @@ import shutil
 import uuid
 from pathlib import Path
 
+import mlflow
 import sqlalchemy
 from mlflow.entities import Param
 from mlflow.store.tracking.dbmodels.models import (
@@ -112,8 +113,6 @@ def _copy(db, first: suite.Job, jobs: list[suite.Job], params: bool) -> None:
 def cached(runs: int) -> Path:
     """The folder of a built store of `runs` runs, built once per layout, MLflow version and config: a copy of it
     is what a bench reads (the suite writes to the parent run)."""
-    import mlflow
-
     _, jobs = plan("sqlite:///unused", runs)
     key = hashlib.sha256(f"{LAYOUT} {mlflow.__version__} {jobs[0].config_hash} {jobs[-1].config_hash}".encode())
     folder = CACHE / f"{runs}-{key.hexdigest()[:10]}"

@@ -74,7 +74,7 @@ def refresh(store, parent_id: str, ex: Exercise, children: list | None = None) -
     """Recomputes and sets the parent run's per-variant tags; returns them. children: the parent's finished child
     runs where the caller has them already (the suite, from the listing it read once), else read here."""
     if children is None:
-        from lm.tracking.store import every_run
+        from lm.tracking.store import every_run  # MLflow, 3 s: the suite's command imports this module before it
 
         exp_id = store.client.get_run(parent_id).info.experiment_id
         children = every_run(store.client, [exp_id],  # only what summarise() reads: the finished ones

@@ -1,4 +1,5 @@
-"""The software and machine a run ran on, as tags: what besides its config can change a run's numbers or speed."""
+"""The software and machine a run ran on, as tags: what besides its config can change a run's numbers or speed.
+No torch: the report reads COMPARED; the run, which has torch, names its device and threads (lm/run/devices.py)."""
 import hashlib
 import platform
 import sys
@@ -33,35 +34,11 @@ def lock_hash() -> str:
         return "absent"
 
 
-@lru_cache(maxsize=1)
-def cpu_model() -> str:
-    """The CPU's marketing name, from /proc/cpuinfo on Linux, else what the platform reports."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
-
-
-def device_name(accelerator: str) -> str:
-    """The GPU's name when the run trains on CUDA (runtime.accelerator auto, cuda or gpu, and one is visible), else
-    the CPU's."""
-    import torch
-
-    if accelerator in ("auto", "cuda", "gpu") and torch.cuda.is_available():
-        return torch.cuda.get_device_name(torch.cuda.current_device())
-    return cpu_model()
-
-
-def tags(accelerator: str) -> dict[str, str]:
-    """env.* tags: Python, package versions, the lock file's hash, the device, torch's thread count and the git
-    state."""
-    import torch
-
+def tags(device: str, threads: int) -> dict[str, str]:
+    """env.* tags: Python, package versions, the lock file's hash, the device (devices.device_name), torch's thread
+    count and the git state."""
     commit = git_commit()
     return {"env.python": platform.python_version(), "env.platform": f"{sys.platform} {platform.machine()}",
             **{f"env.{tag}": _version(p) for tag, p in PACKAGES.items()}, "env.lock": lock_hash(),
-            "env.device": device_name(accelerator), "env.threads": str(torch.get_num_threads()),
+            "env.device": device, "env.threads": str(threads),
             "env.git_commit": commit.removesuffix("-dirty"), "env.git_dirty": str(commit.endswith("-dirty")).lower()}

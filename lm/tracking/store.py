@@ -17,7 +17,7 @@ from mlflow.tracking._tracking_service import utils as mlflow_uri
 
 from lm.spec import faults
 from lm.spec.errors import TrackingError  # noqa: F401  (raised here, caught before MLflow is imported)
-from lm.spec.store_check import check_server, default_store, redact, resolve_uri  # noqa: F401  (known without MLflow)
+from lm.tracking.store_check import check_server, default_store, redact, resolve_uri  # noqa: F401  (known without MLflow)
 
 PROJECT = Path(__file__).resolve().parents[2]
 # What every experiment the project creates is, in MLflow's own tag (its UI's experiment-type selector writes it).

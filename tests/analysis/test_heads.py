@@ -7,10 +7,10 @@ import pytest
 import torch
 from torch import nn
 
-from lm.measures.head_measure import head_table, induction_score
-from lm.measures.head_summary import headline, strongest
+from lm.heads.measure import head_table, induction_score
+from lm.heads.summary import headline, strongest
+from lm.heads.table import STATISTICS, TL_CONVENTION, percent_metrics
 from lm.model.model import GPT, GPTConfig
-from lm.spec.heads import STATISTICS, TL_CONVENTION, percent_metrics
 
 T, SKIP = 24, 8
 TEXT = "to be or not to be\nthat is the question whether tis nobler in the mind\n"

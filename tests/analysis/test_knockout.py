@@ -1,4 +1,4 @@
-"""Head knock-out (lm/measures/knockout.py): what it changes, on models whose heads are known by construction."""
+"""Head knock-out (lm/knockout/measure.py): what it changes, on models whose heads are known by construction."""
 import math
 
 import pandas as pd
@@ -7,10 +7,10 @@ import torch
 from torch.nn import functional as F
 
 from lm.commands import heads
-from lm.measures import knockout
-from lm.measures.knockout_summary import head_types, headline
+from lm.knockout import measure as knockout
+from lm.knockout.summary import head_types, headline
+from lm.knockout.table import Mode, Part, Target
 from lm.model.model import GPT, GPTConfig
-from lm.spec.knockout_table import Mode, Part, Target
 
 V, T = 6, 8
 

@@ -6,9 +6,9 @@ import pytest
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from lm.heads.measure import head_table
+from lm.heads.summary import headline
 from lm.measures import probes
-from lm.measures.head_measure import head_table
-from lm.measures.head_summary import headline
 from lm.model.data import Corpus, load_corpus, val_batches
 from lm.model.model import GPT, GPTConfig
 from lm.model.sample import short_word_validity, training_words

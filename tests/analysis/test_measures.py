@@ -5,7 +5,8 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from lm.measures import head_measure, probes
+from lm.heads import measure as head_measure
+from lm.measures import probes
 from lm.model.data import CorpusDataModule, load_corpus
 from lm.model.model import GPT, GPTConfig, KVCache
 from lm.model.sample import line_length, speaker_line_share
@@ -118,7 +119,7 @@ def test_microgpts_head_statistics_read_real_characters_only():
     dm = CorpusDataModule(corpus, 1, cfg.model.block_size, 1, 2, 16)
     torch.manual_seed(0)
     model = GPT(cfg.model).eval()
-    table = probes.head_statistics(model, corpus, dm.val, cfg.eval.head_windows, cfg.eval.head_skip)
+    table = head_measure.head_statistics(model, corpus, dm.val, cfg.eval.head_windows, cfg.eval.head_skip)
     x, y = (torch.cat(t)[:16] for t in zip(*dm.val))
     assert (y < 0).float().mean() > 0.3            # names are short: much of each window is padding
     with torch.no_grad():

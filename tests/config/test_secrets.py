@@ -2,7 +2,8 @@
 tests (tests/server) scan a real suite's output, store and SLURM logs for it."""
 import pytest
 
-from lm.spec import config, store_check
+from lm.spec import config
+from lm.tracking import store_check
 
 
 @pytest.mark.parametrize("text, shown", [

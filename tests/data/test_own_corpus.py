@@ -8,8 +8,9 @@ import torch
 from mlflow.tracking import MlflowClient
 
 from lm.commands import sample, suite, train
+from lm.heads.measure import head_statistics
+from lm.heads.summary import headline
 from lm.measures import probes
-from lm.measures.head_summary import headline
 from lm.model.data import Corpus, DataConfig, DataError
 from lm.model.model import GPT, GPTConfig
 from lm.spec import config
@@ -119,7 +120,7 @@ def test_a_text_without_spaces_says_the_word_start_statistic_does_not_apply():
     assert "probe_top1" in skipped and "attention.json" in skipped   # lesson 000's probe and line are not Chinese
     model = GPT(GPTConfig(vocab_size=corpus.vocab_size, block_size=16, n_layer=1)).eval()
     batches = [corpus.batch("val", 4, 16, torch.Generator().manual_seed(0))]
-    table = probes.head_statistics(model, corpus, batches, windows=4, skip=2)
+    table = head_statistics(model, corpus, batches, windows=4, skip=2)
     assert table["word_start_score"].isna().all() and "heads_word_start_max" not in headline(table)
     assert table["prev_token_score"].notna().all()                   # the other statistics stand
 

@@ -18,7 +18,7 @@ import pytest
 from mlflow.server import get_app_client
 from mlflow.tracking import MlflowClient
 
-from lm.spec.store_check import redact
+from lm.tracking.store_check import redact
 from tests.reliability import harness
 from tests.slurm.test_slurm import wait_until
 

@@ -1,5 +1,6 @@
-"""A run's end-of-run measurements: one table (lm/spec/measures.py), switched in config (conf/measure/), and what a
-run told not to measure is neither logged nor judged, but "not measured" in the report."""
+"""A run's end-of-run measurements: one table (lm/spec/measures.py), from which the switches (`measure.<name>=false`,
+`measure=none`) are derived, and what a run told not to measure is neither logged nor judged, but "not measured" in
+the report."""
 import dataclasses
 import json
 import subprocess
@@ -7,33 +8,47 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from mlflow.tracking import MlflowClient
 
 from analysis import report
 from lm.commands import suite
 from lm.measures.end_of_run import MEASURE
 from lm.spec import config, measures
-from lm.spec.schema import MeasureConfig
 from tests.training.test_run import TINY, trained
 
 ROOT = Path(__file__).resolve().parents[2]
 OFF = ["measure.knockout=false", "measure.mlflow_model=false", "measure.samples=false"]
+NAMES = [m.name for m in measures.TABLE]
 
 
 def test_the_table_the_switches_and_the_functions_name_the_same_measurements():
-    names = [m.measure.value for m in measures.TABLE]
-    assert names == [f.name for f in dataclasses.fields(MeasureConfig)]
-    assert set(MEASURE) == set(measures.Measure) == {m.measure for m in measures.TABLE}
-    for preset in ("all", "none"):
-        assert list(yaml.safe_load((ROOT / "conf" / "measure" / f"{preset}.yaml").read_text())) == names
+    assert NAMES == [f.name for f in dataclasses.fields(measures.MeasureConfig)]
+    assert set(MEASURE) == set(NAMES)    # every entry has its function, and every function its entry
+    assert all(f.__name__ == name for name, f in MEASURE.items())
+    assert not (ROOT / "conf" / "measure").exists()   # no second list of them
 
 
 def test_measure_none_switches_every_measurement_off_and_leaves_the_config_hash():
     full, bare = config.load([]), config.load(["measure=none"])
     assert measures.switched_off(full.measure) == []
-    assert measures.switched_off(bare.measure) == list(measures.Measure)
+    assert measures.switched_off(bare.measure) == NAMES
+    assert measures.switched_off(config.load(["measure=all"]).measure) == []
     assert full.config_hash == bare.config_hash   # the same training: a run made either way counts as done
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_entry_is_a_switch_and_its_patterns_are_its_tag(name):
+    cfg = config.load([f"measure.{name}=false"])
+    assert measures.switched_off(cfg.measure) == [name]
+    tag = measures.not_measured_tag(measures.switched_off(cfg.measure))
+    assert json.loads(tag) == {p: f"measure.{name}=false" for p in measures.BY_NAME[name].provides}
+    assert config.load_run([f"measure.{name}=false"], 1, "v/seed1").to_dict() == cfg.to_dict() | {
+        "seed": 1, "tracking": {**cfg.to_dict()["tracking"], "run_name": "v/seed1"}}
+
+
+def test_a_preset_that_is_not_one_names_the_presets_in_one_line():
+    with pytest.raises(config.ConfigError, match=r"^measure=some: no such option \(measure takes all, none\)$"):
+        config.load(["measure=some"])
 
 
 def test_a_misspelt_switch_is_one_line_before_any_work():

@@ -4,7 +4,7 @@ import pandas as pd
 
 from analysis.report.kinds import Context, first_seed_note
 from analysis.report.painter import plot
-from lm.measures.head_summary import strongest
+from lm.heads.summary import strongest
 
 ARTIFACTS = ["probe.json", "attention.json"]
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from lm.spec.heads import STATISTICS
+from lm.heads.table import STATISTICS
 
 
 def headline(table: pd.DataFrame) -> dict[str, float]:

@@ -15,8 +15,8 @@ from contextlib import contextmanager
 import pandas as pd
 import torch
 
+from lm.knockout.table import WINDOWS, Mode, Part, Target, metric
 from lm.model.model import GPT, losses_of
-from lm.spec.knockout_table import WINDOWS, Mode, Part, Target, metric
 
 
 def targets(model: GPT) -> list[Target]:

@@ -1,5 +1,5 @@
 """What each attention head does, measured from its weights: one row per (block, head), one column per entry of
-STATISTICS, the table that computing (lm/measures/head_measure.py), logging (the heads_* metrics, lm/measures/head_summary.py),
+STATISTICS, the table that computing (lm/heads/measure.py), logging (the heads_* metrics, lm/heads/summary.py),
 the report and the claims all read. This module holds the table, without torch or pandas.
 
 TransformerLens comparison. prev_token_score and dup_token_score follow

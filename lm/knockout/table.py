@@ -1,6 +1,6 @@
 """What a knock-out table holds, without torch (the report reads these tables and never imports it): what is knocked
 out (Target, Part), how (Mode), the metric names a run logs, how many windows it is measured on, and each head's
-type; lm/measures/knockout.py measures it.
+type; lm/knockout/measure.py measures it.
 """
 from dataclasses import dataclass
 from enum import Enum

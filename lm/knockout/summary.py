@@ -4,7 +4,7 @@ import math
 
 import pandas as pd
 
-from lm.spec.knockout_table import TYPES, Mode, Part
+from lm.knockout.table import TYPES, Mode, Part
 
 
 def head_types(heads: pd.DataFrame) -> pd.DataFrame:

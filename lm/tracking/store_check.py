@@ -16,6 +16,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from lm.spec.errors import TrackingError
+
 
 def default_store() -> Path:
     return Path(os.environ.get("TINYGPT_STORE", Path.cwd() / "mlruns")).expanduser().resolve()
@@ -56,8 +58,6 @@ def check_server(uri: str) -> None:
     """For a server's URI: /health says a server is there; one API call says it lets this client in (it may refuse
     the host name the client knows it by, or want a login, or refuse the one given). A TrackingError in one line
     otherwise, before any heavy import. Any other URI: nothing to check here."""
-    from lm.spec.errors import TrackingError
-
     if not uri.startswith(("http://", "https://")):
         return
     shown = redact(uri)

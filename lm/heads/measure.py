@@ -1,12 +1,15 @@
-"""Each head's statistics measured from its attention weights: STATISTICS's entries (lm/spec/heads.py) computed on
-one block's weights at a time, and the induction score, which needs a prompt of its own."""
+"""Each head's statistics measured from its attention weights: STATISTICS's entries (lm/heads/table.py) computed on
+one block's weights at a time, the induction score, which needs a prompt of its own, and both on a run's model and
+validation windows (head_statistics)."""
 import math
 from functools import cached_property
 
 import pandas as pd
 import torch
 
-from lm.spec.heads import N_OFFSETS, STATISTICS
+from lm.heads.table import N_OFFSETS, STATISTICS
+from lm.model.data import Corpus
+from lm.model.model import GPT
 
 
 class Weights:
@@ -57,7 +60,7 @@ class Weights:
         return torch.special.entr(self.W).sum(-1)                  # (B, H, Q), nats; 0 ln 0 = 0
 
     def tl_score(self, pattern: torch.Tensor, exclude_current: bool) -> torch.Tensor:
-        """TransformerLens "mul" score of a 0/1 pattern: one ratio per window, then averaged (see lm/spec/heads.py)."""
+        """TransformerLens "mul" score of a 0/1 pattern: one ratio per window, then averaged (see lm/heads/table.py)."""
         W = self.W * self.rows[:, None, :, None]
         hit = (W * pattern).sum((2, 3))                             # patterns never include the diagonal
         den = W.sum((2, 3))                                         # (B, H)
@@ -158,3 +161,24 @@ def induction_score(model, vocab_size: int, L: int = 20, n: int = 32, seed: int 
         score = w.gather(-1, key).squeeze(-1).mean((0, 2))
         rows += [{"block": b, "head": h + 1, "induction_score": s} for h, s in enumerate(score.tolist())]
     return pd.DataFrame(rows)
+
+
+def has_word_starts(corpus: Corpus) -> bool:
+    """Whether the word-start head statistic can look anywhere: documents (names), or a text with spaces."""
+    return corpus.documents or " " in corpus.stoi
+
+
+@torch.no_grad()
+def head_statistics(model: GPT, corpus: Corpus, batches, windows: int, skip: int) -> pd.DataFrame:
+    """head_table on validation windows; of documents, only the rows that read a real character (a
+    name's BOS and letters), never the padding after its end, whose target is -1."""
+    x, y = (torch.cat(t)[:windows] for t in zip(*batches))
+    _, maps = model.attention_maps(x)
+    boundary = {corpus.stoi[c] for c in " \n" if c in corpus.stoi} | ({corpus.bos} if corpus.documents else set())
+    real = (y >= 0).cpu() if corpus.documents else None
+    table = head_table([m.float().cpu() for m in maps], x.cpu(), boundary, skip=min(skip, x.size(1) - 1), real=real)
+    if not has_word_starts(corpus):  # see lm/measures/probes.py not_applicable
+        table["word_start_score"] = math.nan
+    exclude = {corpus.bos} if corpus.documents else set()
+    induction = induction_score(model, model.config.vocab_size, exclude=exclude)
+    return table.merge(induction, on=["block", "head"])

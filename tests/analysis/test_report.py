@@ -72,7 +72,8 @@ def test_tables_hold_the_numbers(quick_report):
     assert re.search(r"\| Validation loss after 500 steps \| 2\.090 \| - \| - \| - \| - \| - \| - \| not run \|", md)
     assert re.search(r"\| The model has this many parameters \| 112,193 \| 112,193 \| 1 of 1 seeds \| each seed \| 1 \| "
                      r"- \| - \| indicative \(1 seed\) \|", md)
-    assert re.search(r"\| Finding: which change helps most for the same training time\? \| asked, not answered \| \w+ "
+    assert re.search(r"\| Finding: which change helps most for the same training time\? \| Which change helps most for "
+                     r"the same training time\? \| \w+ "
                      r"\(val_loss_at_budget \d\.\d{3}\), runner-up \w+ \(\d\.\d{3}\) \| [+-]\d\.\d{3} \| one seed \| 1 \| "
                      r"- \| - \| finding: .* undetermined \(1 seed\) \|", md)
     # A lesson's single number on one seed: no prediction interval, indicative.

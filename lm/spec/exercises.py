@@ -11,6 +11,7 @@ import operator
 import os
 import re
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 import yaml
@@ -35,12 +36,22 @@ class NotApplicable(NotRun):
     names cannot be measured on this one (a probe with characters the text lacks). The message says which."""
 
 
+class Source(str, Enum):
+    """Whose claim it is: a lesson's (its `lesson:` quotes the lesson word for word), or our own inference from
+    the lessons (a knock-out ordering, a comparison across exercises, an answer to a question the lesson only asks),
+    which says why in `why:` and is not counted as a lesson's claim."""
+    LESSON = "lesson"
+    OURS = "ours"
+
+
 @dataclass
 class Claim:
     text: str
     check: str | None = None    # a condition: reproduced when it holds
     ours: str | None = None     # the expression whose value is shown beside the lesson's
-    lesson: str | None = None   # the lessons' own figure, as they give it
+    lesson: str | None = None   # the lesson's own words, verbatim (parts joined by "…"): tests/suite/test_quotes.py
+    source: Source = Source.LESSON
+    why: str | None = None      # for source: ours, the reason the claim is ours and not the lesson's
     answer: str | None = None   # for a question: the metric whose best variant is the answer
     best: str = "min"
     prediction: bool = False    # worked out before running, shown beside the lesson's figure without a verdict
@@ -75,7 +86,8 @@ SEED_BLOCK = 1000
 class Exercise:
     name: str
     title: str
-    lesson: str
+    lesson: str                       # which lesson asks this, and what, in our words: a description, not a quote
+    #                                   (a claim's `lesson:` is the quote)
     measures: str
     variants: dict[str, list[str]]
     steps: int | None = None
@@ -123,6 +135,14 @@ def parse(name: str, text: str, source: str) -> Exercise:
         if not v.isidentifier():
             raise ConfigError(f"{source}: variant {v!r} must be a name usable in a check (letters, digits, _)")
     for c in ex.claims:
+        try:
+            c.source = Source(c.source)
+        except ValueError:
+            raise ConfigError(f"{source}: claim {c.text[:40]!r}… has source {c.source!r}: it is "
+                              f"{' or '.join(s.value for s in Source)}") from None
+        if (c.source == Source.OURS) != bool(c.why):
+            raise ConfigError(f"{source}: claim {c.text[:40]!r}… " + ("is ours: say why in `why:`" if not c.why
+                              else "has a `why:`, which only a claim of ours (source: ours) gives"))
         if c.value is not None and (c.check or not c.ours or not isinstance(c.value, (int, float))):
             raise ConfigError(f"{source}: claim {c.text[:40]!r}… has a value: it needs a number, an `ours` that names "
                               f"the metric, and no check")

@@ -95,3 +95,20 @@ def test_a_new_exercise_file_needs_no_other_file_touched(tmp_path):
     assert "test_each_run_composes_into_a_valid_config[deeper]" in subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", __file__], cwd=ROOT,
         env=env, capture_output=True, text=True, timeout=300).stdout
+
+
+def test_a_claim_of_ours_says_why_and_an_unknown_source_is_one_line():
+    ours = {c.text for ex in exercises.load_all().values() for c in ex.claims if c.source == exercises.Source.OURS}
+    assert "Knocking out block 1's previous-character head costs more than knocking out any other block-1 head" in ours
+    assert all(c.why for ex in exercises.load_all().values() for c in ex.claims if c.source == exercises.Source.OURS)
+    claim = "claims:\n  - text: Deeper ends lower\n    check: deep.val_loss < base.val_loss\n"
+    head = "title: t\nlesson: l\nmeasures: m\nvariants:\n  base: []\n  deep: [model.n_layer=4]\n"
+    assert exercises.parse("x", head + claim + "    source: ours\n    why: no lesson says it\n", "x.yaml").claims[0].source \
+        == exercises.Source.OURS
+    for extra, message in [("    source: mine\n", "x.yaml: claim 'Deeper ends lower'… has source 'mine': it is lesson or ours"),
+                           ("    source: ours\n", "x.yaml: claim 'Deeper ends lower'… is ours: say why in `why:`"),
+                           ("    why: because\n", "x.yaml: claim 'Deeper ends lower'… has a `why:`, which only a claim "
+                                                  "of ours (source: ours) gives")]:
+        with pytest.raises(ConfigError) as e:
+            exercises.parse("x", head + claim + extra, "x.yaml")
+        assert str(e.value) == message and "\n" not in str(e.value)

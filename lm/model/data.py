@@ -105,11 +105,16 @@ class TrainBatches(IterableDataset):
         self.seed, self.start_step = seed, start_step
 
     def __iter__(self):
-        g, step = torch.Generator(), self.start_step
+        step = self.start_step
         while True:
-            g.manual_seed(self.seed * 1_000_003 + step)
-            yield self.corpus.batch("train", self.batch_size, self.block_size, g)
+            yield train_batch(self.corpus, self.batch_size, self.block_size, self.seed, step)
             step += 1
+
+
+def train_batch(corpus: Corpus, batch_size: int, block_size: int, seed: int, step: int):
+    """The training batch of step `step` (from 0) of a run of this seed: the same whenever it is asked for."""
+    g = torch.Generator().manual_seed(seed * 1_000_003 + step)
+    return corpus.batch("train", batch_size, block_size, g)
 
 
 def val_batches(corpus: Corpus, n_batches: int, batch_size: int, block_size: int, split: str = "val") -> list:

@@ -113,6 +113,14 @@ class GPT(nn.Module):
     @torch.no_grad()
     def reset_parameters(self):
         c = self.config
+        if c.init == "pytorch":
+            # Lesson 002's model keeps what PyTorch gives every layer: nn.Linear U(±1/√fan_in) for weights and biases
+            # (c_attn's fan_in is n_embd, as for the lesson's separate query, key and value layers), nn.Embedding
+            # N(0, 1), norms 1 and 0.
+            for m in self.modules():
+                if m is not self and hasattr(m, "reset_parameters"):
+                    m.reset_parameters()
+            return
         for name, p in self.named_parameters():
             if c.init == "microgpt":
                 nn.init.normal_(p, 0.0, 0.08) if p.dim() == 2 else None

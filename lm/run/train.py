@@ -28,7 +28,7 @@ from pytorch_lightning.plugins.environments import LightningEnvironment
 from lm.measures import end_of_run, model_flavor, probes
 from lm.measures.end_of_run import EndOfRun
 from lm.model import checkpoint
-from lm.model.data import Corpus, CorpusDataModule, load_corpus
+from lm.model.data import Corpus, CorpusDataModule, load_corpus, train_batch
 from lm.model.model import GPTConfig, n_params, train_flops
 from lm.run import devices
 from lm.run.callbacks import Diverged, RunLogger, StepRecorder
@@ -253,8 +253,15 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop, callbacks) ->
         store.client.set_tag(run_id, "init_from_run", init_run)
     else:
         if not store.logged(run_id, "val_loss", 0):  # the untrained model, as lesson 000 reports it (4.644 there)
+            first = train_batch(corpus, cfg.train.batch_size, cfg.model.block_size, cfg.seed, 0)
             store.log_metrics(run_id, {"val_loss": probes.validation(module.model, dm.val)["val_loss"],
-                                       **probes.attention_at_init(module.model, dm.val[0][0])}, 0)
+                                       # as lesson 002 reports it: one training batch ("loss at init 4.371")
+                                       "loss_at_init": probes.batch_loss(module.model, first),
+                                       **probes.attention_at_init(module.model, dm.val[0][0]),
+                                       # the model's code checked as the lessons check theirs: lesson 000's
+                                       # gradient check, lesson 001's worked blend
+                                       "attention_gradcheck": probes.attention_gradcheck(),
+                                       **probes.worked_blend()}, 0)
         # auto: CUDA, else MPS, else CPU; bf16 autocast and TF32 matmuls on CUDA
         accelerator, precision = devices.select(cfg.runtime.accelerator, cfg.runtime.precision)
         devices.prepare(accelerator, cfg.runtime.precision)

@@ -63,6 +63,26 @@ def test_the_run_logs_the_measurements_the_lessons_claims_read(finished):
     assert not any(k.startswith("heatmap_last_") for k in m)   # lesson 000's heatmap line asks no such question
 
 
+def test_the_run_logs_lesson_002s_untrained_loss_and_the_models_code_checks_at_step_0(finished):
+    """loss_at_init: one training batch, the run's first, of the model as it started (rebuilt from the seed);
+    attention_gradcheck and the worked blend: the model's code checked as lessons 000 and 001 check theirs."""
+    from lm.measures import probes
+    from lm.model.data import load_corpus, train_batch
+    from lm.spec import config
+
+    uri, runs = finished
+    client = MlflowClient(uri)
+    def at_0(key):
+        return [m.value for m in client.get_metric_history(runs.loc[0, "run_id"], key) if m.step == 0]
+
+    cfg = config.load(TINY)
+    start = probes.untrained(cfg.model, cfg.seed)
+    assert at_0("loss_at_init") == [pytest.approx(probes.batch_loss(
+        start.train(), train_batch(load_corpus(cfg.data), 32, 64, cfg.seed, 0)), rel=1e-6)]
+    assert at_0("attention_gradcheck")[0] < 1e-8 and at_0("worked_blend_1") == [pytest.approx(7.18, abs=0.005)]
+    assert 0 < runs.loc[0, "metrics.heads_attention_change"] < 1
+
+
 def test_curves_are_logged_per_step(finished):
     uri, runs = finished
     client = MlflowClient(uri)

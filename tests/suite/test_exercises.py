@@ -13,7 +13,7 @@ from lm.spec.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = {  # the lessons' exercises and their variants, as the lessons set them; an exercise of one's own joins them
-    "baseline": ["base"], "temperature": ["t05", "t10", "t15"], "nomask": ["masked", "nomask"],
+    "baseline": ["base"], "bigram": ["ctx1"], "temperature": ["t05", "t10", "t15"], "nomask": ["masked", "nomask"],
     "nopos": ["pos", "nopos"], "scaling": ["base", "depth4", "width128", "context128"],
     "microgpt": ["microgpt", "bigger"], "sqrtd": ["scaled", "unscaled", "scaled_d64", "unscaled_d64", "unscaled_d128"],
     # lesson 002's, on its own model and recipe (profile=cpu); where lesson 000 asks the same, the name says 002
@@ -70,9 +70,11 @@ def test_lesson_002s_exercises_run_on_its_own_model_and_recipe_and_its_base_trai
     for name in LESSON_002:
         assert all(c.model.init == "pytorch" and c.model.n_layer in (3, 6) for c in load(name).values()), name
         assert "(lesson 002)" in ex[name].title
-    for name in ("nomask", "nopos", "scaling"):
+    for name in ("baseline", "bigram", "nomask", "nopos", "scaling", "sqrtd", "temperature"):
         assert all(c.model.init == "lesson000" for c in load(name).values()) and "(lesson 000)" in ex[name].title
     assert load("nomask")["nomask"].train.steps == 500 and load("scaling")["context128"].model.n_layer == 2
+    ctx1 = load("bigram")["ctx1"]   # lesson 000's recipe, seeing one character: 2,048 predictions a step
+    assert (ctx1.model.block_size, ctx1.train.batch_size, ctx1.train.steps) == (1, 2048, 3000)
 
 
 def test_the_variants_change_what_they_say():
@@ -95,7 +97,7 @@ def test_the_variants_change_what_they_say():
 def test_selection():
     assert [e.name for e in exercises.select("nomask,heads")] == ["nomask", "heads"]
     assert [e.name for e in exercises.select("all")] == list(exercises.load_all())
-    with pytest.raises(ConfigError, match="unknown ablation 'nomsk'; the exercises are aa, baseline"):
+    with pytest.raises(ConfigError, match="unknown ablation 'nomsk'; the exercises are aa, baseline, bigram"):
         exercises.select(["nomsk"])
 
 

@@ -24,31 +24,36 @@ from lm.model.sample import (
 
 
 @torch.no_grad()
-def validation(model: GPT, batches, honest_windows: int = 0) -> dict:
-    """val_loss and the loss by position, each with its standard error over the fixed validation windows
-    (val_loss_se, loss_by_position_se): every run is scored on the same windows, so the claims table adds this
-    error to the seeds' (analysis/claims.py)."""
+def validation(model: GPT, batches) -> dict:
+    """val_loss and the loss by position, each with its standard error over the windows (val_loss_se,
+    loss_by_position_se), and each window's mean loss (window_losses, in the batches' order). A batch may hold
+    windows shorter than the context (the held-out text's last): they count at their own positions."""
     by_pos = torch.zeros(model.config.block_size, dtype=torch.float64)
     n_pos, squares, windows = torch.zeros_like(by_pos), torch.zeros_like(by_pos), []
     for x, y in batches:
         losses = token_losses(model, x, y).double().cpu()
         mask = (y >= 0).cpu()
-        by_pos += losses.sum(0)
-        n_pos += mask.sum(0)
-        squares += (losses ** 2).sum(0)
+        t = x.size(1)
+        by_pos[:t] += losses.sum(0)
+        n_pos[:t] += mask.sum(0)
+        squares[:t] += (losses ** 2).sum(0)
         windows.append(losses.sum(1) / mask.sum(1).clamp(min=1))
     total, count = by_pos.sum().item(), n_pos.sum().item()
     out = {"val_loss": total / count, "loss_by_position": (by_pos / n_pos.clamp(min=1)).tolist()}
     out["val_perplexity"] = math.exp(out["val_loss"])
     per_window = torch.cat(windows)
+    out["window_losses"] = per_window
     out["val_loss_se"] = per_window.std().item() / math.sqrt(len(per_window)) if len(per_window) > 1 else 0.0
     n = n_pos.clamp(min=2)
     spread = ((squares - by_pos ** 2 / n) / (n - 1)).clamp(min=0)
     out["loss_by_position_se"] = (spread / n).sqrt().tolist()
-    if honest_windows:
-        x, y = (torch.cat(t)[:honest_windows] for t in zip(*batches))
-        out["honest_val_loss"] = honest_loss(model, x, y)
     return out
+
+
+def honest(model: GPT, batches, windows: int) -> float:
+    """The honest loss (lm/model/model.py honest_loss) on the first `windows` windows of the batches."""
+    x, y = (torch.cat(t)[:windows] for t in zip(*batches))
+    return honest_loss(model, x, y)
 
 
 @torch.no_grad()

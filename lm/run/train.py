@@ -20,6 +20,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 import mlflow
+import numpy as np
 import pytorch_lightning as pl
 import torch
 from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
@@ -28,7 +29,7 @@ from pytorch_lightning.plugins.environments import LightningEnvironment
 from lm.measures import end_of_run, model_flavor, probes
 from lm.measures.end_of_run import EndOfRun
 from lm.model import checkpoint
-from lm.model.data import Corpus, CorpusDataModule, load_corpus, train_batch
+from lm.model.data import Corpus, CorpusDataModule, held_out_windows, load_corpus, train_batch
 from lm.model.model import GPTConfig, n_params, train_flops
 from lm.run import devices
 from lm.run.callbacks import Diverged, RunLogger, StepRecorder
@@ -40,6 +41,9 @@ from lm.spec.store_check import redact
 from lm.tracking import environment
 from lm.tracking.store import Store, pointed_at
 
+# The final validation's loss on each window of the held-out text (lm/model/data.py held_out_windows), in order, as
+# float32: the same windows for every run of a corpus and a context, so that runs pair window by window.
+WINDOW_LOSSES = "val_window_losses.npy"
 # The model's toggles, every field of its config but the vocabulary (the corpus decides that), also logged under
 # these flat names so MLflow's compare view lines them up: a new toggle is a new field, and nothing here.
 TOGGLES = tuple(f.name for f in fields(GPTConfig) if f.name != "vocab_size")
@@ -313,8 +317,12 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
     """The end of a run: the final validation, the checkpoint, and the measurements its `measure` section leaves on
     (lm/spec/measures.py's table, in its order), each logged once."""
     model.eval()
-    val = probes.validation(model, dm.val, cfg.eval.honest_windows if cfg.eval.honest else 0)
-    metrics = {k: v for k, v in val.items() if not k.startswith("loss_by_position")}
+    # Every window of the held-out tenth, not the fixed sample the curve reads: the final val_loss and its error
+    # over windows are the text's, and each window's loss is kept so that two runs pair window by window.
+    val = probes.validation(model, held_out_windows(corpus, cfg.model.block_size))
+    metrics = {k: v for k, v in val.items() if isinstance(v, float)}
+    if cfg.eval.honest:
+        metrics["honest_val_loss"] = probes.honest(model, dm.val, cfg.eval.honest_windows)
     if recorder.steps_timed:
         metrics["ms_per_step"] = recorder.ms_per_step
         metrics["tokens_per_s"] = cfg.train.batch_size * cfg.model.block_size * 1000 / recorder.ms_per_step
@@ -326,6 +334,7 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
             if m.measure not in off:
                 end_of_run.MEASURE[m.measure](end)
         checkpoint.save(end.folder / "model.pt", model, corpus.chars, corpus.bos)
+        np.save(end.folder / WINDOW_LOSSES, val["window_losses"].float().numpy())
         store.log_metrics(run_id, end.metrics, cfg.train.steps)  # what validation logged at this step is not again
         store.set_tags(run_id, end.tags)
         store.client.log_artifacts(run_id, tmp)

@@ -23,9 +23,11 @@ SECTIONS = ["Validation loss and perplexity", "The lessons' claims", "Difference
 # Each exercise's figures, named <exercise>_<kind> after the entries of its report: block.
 FIGURES = ["baseline_curves", "baseline_attention", "baseline_two_heads", "temperature_sweep", "nomask_curves",
            "scaling_against_time", "context_by_position", "heads_sweep", "heads_attention", "heads_heads",
-           "nopos_curves", "sqrtd_final", "sqrtd_curves", "recipe002_curves",
+           "nopos_curves", "sqrtd_final", "sqrtd_curves", "recipe002_curves", "bigram_curves", "nomask002_curves",
+           "nopos002_curves", "scaling002_final", "scaling002_curves",
            *(f"{name}_knockout" for name in ("baseline", "nomask", "nopos", "scaling", "context", "heads",
-                                             "microgpt", "sqrtd", "recipe002", "aa"))]
+                                             "microgpt", "sqrtd", "recipe002", "aa", "nomask002", "nopos002",
+                                             "scaling002"))]   # bigram: a context of 1 has no heads to knock out
 
 
 def uri(folder) -> str:
@@ -182,10 +184,12 @@ def test_runs_that_logged_almost_nothing(store_copy, tmp_path):
     assert rc == 0, stderr
     md = (tmp_path / "out" / "report.md").read_text()
     assert "| nopos | nopos | model.pos_emb=false | - | 2.500 | 12.18 | 1 |" in md
-    assert re.search(r"\| The model has this many parameters \| 112,193 \| - \| - \| - \| - \| - \| - \| not run \|", md)
-    # Only the validation curves and sqrtd's final values have anything to draw: one point each.
+    assert re.search(r"\| The model has this many parameters \| The model has two blocks and 112,193 knobs \| - \| - \| - "
+                     r"\| - \| - \| - \| not run \|", md)
+    # Only the validation curves and the final values sqrtd and scaling002 show have anything to draw: one point each.
     assert sorted(p.name for p in (tmp_path / "out" / "figures").iterdir()) == [
-        "baseline_curves.png", "nopos_curves.png", "recipe002_curves.png", "sqrtd_curves.png", "sqrtd_final.png"]
+        "baseline_curves.png", "bigram_curves.png", "nopos002_curves.png", "nopos_curves.png", "recipe002_curves.png",
+        "scaling002_curves.png", "scaling002_final.png", "sqrtd_curves.png", "sqrtd_final.png"]
 
 
 def test_an_empty_store_is_one_line(quick_store, tmp_path):

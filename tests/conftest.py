@@ -9,6 +9,8 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("TINYGPT_DATA_DIR", str((ROOT.parent / "shared" / "data").resolve()))
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 DATA = Path(os.environ["TINYGPT_DATA_DIR"])
+# The lessons, the project's specification, beside the corpora in the shared folder (../shared/seeds in CI).
+SEEDS = DATA.parent / "seeds"
 
 
 def pytest_configure(config):

@@ -27,7 +27,7 @@ SEPARATOR = "\n\n---\n\n"   # between samples in samples.txt
 # How a metric is named in figures; any other is shown under its own key.
 LABELS = {"train_loss": "training loss (each step's batch)", "val_loss": "validation loss",
           "honest_val_loss": "honest validation loss", "uniform_loss": "uniform guess", "bigram_loss": "bigram table",
-          "val_loss_at_position": "validation loss", "word_validity": "words as split on whitespace",
+          "val_loss_at_position": "validation loss", "word_validity": "words as split on spaces",
           "word_validity_stripped": "punctuation stripped", "train_time_s": "training seconds"}
 
 

@@ -98,6 +98,8 @@ def heads(end: EndOfRun) -> None:
     e = end.cfg.eval
     end.heads = head_statistics(end.model, end.corpus, end.val_batches, e.head_windows, e.head_skip)
     end.metrics.update(headline(end.heads))
+    start = probes.untrained(end.cfg.model, end.cfg.seed)
+    end.metrics["heads_attention_change"] = probes.attention_change(end.model, start, end.val_batches, e.head_windows)
     end.heads.to_csv(end.folder / "heads.csv", index=False)
 
 

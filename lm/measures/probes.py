@@ -7,10 +7,12 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from lm.heads.measure import has_word_starts
 from lm.model.data import Corpus, DataConfig
-from lm.model.model import GPT, honest_loss, token_losses
+from lm.model.model import GPT, CausalSelfAttention, GPTConfig, attend, honest_loss, token_losses
 from lm.model.sample import (
+    Words,
     generate,
     line_length,
+    line_length_range,
     next_char_probs,
     real_word_share,
     short_word_validity,
@@ -21,31 +23,91 @@ from lm.model.sample import (
 
 
 @torch.no_grad()
-def validation(model: GPT, batches, honest_windows: int = 0) -> dict:
-    """val_loss and the loss by position, each with its standard error over the fixed validation windows
-    (val_loss_se, loss_by_position_se): every run is scored on the same windows, so the claims table adds this
-    error to the seeds' (analysis/verdicts/claims.py)."""
+def validation(model: GPT, batches) -> dict:
+    """val_loss and the loss by position, each with its standard error over the windows (val_loss_se,
+    loss_by_position_se), and each window's mean loss (window_losses, in the batches' order). A batch may hold
+    windows shorter than the context (the held-out text's last): they count at their own positions."""
     by_pos = torch.zeros(model.config.block_size, dtype=torch.float64)
     n_pos, squares, windows = torch.zeros_like(by_pos), torch.zeros_like(by_pos), []
     for x, y in batches:
         losses = token_losses(model, x, y).double().cpu()
         mask = (y >= 0).cpu()
-        by_pos += losses.sum(0)
-        n_pos += mask.sum(0)
-        squares += (losses ** 2).sum(0)
+        t = x.size(1)
+        by_pos[:t] += losses.sum(0)
+        n_pos[:t] += mask.sum(0)
+        squares[:t] += (losses ** 2).sum(0)
         windows.append(losses.sum(1) / mask.sum(1).clamp(min=1))
     total, count = by_pos.sum().item(), n_pos.sum().item()
     out = {"val_loss": total / count, "loss_by_position": (by_pos / n_pos.clamp(min=1)).tolist()}
     out["val_perplexity"] = math.exp(out["val_loss"])
     per_window = torch.cat(windows)
+    out["window_losses"] = per_window
     out["val_loss_se"] = per_window.std().item() / math.sqrt(len(per_window)) if len(per_window) > 1 else 0.0
     n = n_pos.clamp(min=2)
     spread = ((squares - by_pos ** 2 / n) / (n - 1)).clamp(min=0)
     out["loss_by_position_se"] = (spread / n).sqrt().tolist()
-    if honest_windows:
-        x, y = (torch.cat(t)[:honest_windows] for t in zip(*batches))
-        out["honest_val_loss"] = honest_loss(model, x, y)
     return out
+
+
+def honest(model: GPT, batches, windows: int) -> float:
+    """The honest loss (lm/model/model.py honest_loss) on the first `windows` windows of the batches."""
+    x, y = (torch.cat(t)[:windows] for t in zip(*batches))
+    return honest_loss(model, x, y)
+
+
+@torch.no_grad()
+def batch_loss(model: GPT, batch) -> float:
+    """The mean loss on one batch, in the mode the model is in: lesson 002's "loss at init", which the notebook
+    prints for one training batch of its untrained model."""
+    return model(*batch)[1].item()
+
+
+def attention_gradcheck(step: float = 1e-6) -> float:
+    """Lesson 000's "a gradient check on a small masked attention calculation agrees to eight digits", made as the
+    lesson makes it: in float64, on a small masked attention of the lesson's size (2 windows of 5 characters, 3 heads
+    of 4 numbers) built from the model's own attention layer (lm/model/model.py CausalSelfAttention, the path
+    training uses), f = Σ attention(x) · probe differentiated at a few entries (of x, and of the query, key and
+    value weights) by central differences and by autograd. The worst relative error |numeric − analytic| /
+    (|numeric| + |analytic|), as the lesson computes it. Fixed draws: the same number for every run."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        layer = CausalSelfAttention(GPTConfig(n_embd=12, n_head=3, block_size=5), 0).double().eval()
+        x = torch.randn(2, 5, 12, dtype=torch.float64, requires_grad=True)
+        probe_ = torch.randn(2, 5, 12, dtype=torch.float64)
+    w = layer.c_attn.weight
+    f = lambda: (layer(x)[0] * probe_).sum()  # noqa: E731
+    f().backward()
+    worst = 0.0
+    # two entries of the input; one of each of the query, key and value weights (rows 0-11, 12-23, 24-35)
+    for t, idx in [(x, (0, 2, 3)), (x, (1, 4, 0)), (w, (1, 5)), (w, (14, 2)), (w, (31, 9))]:
+        with torch.no_grad():
+            old = t[idx].item()
+            t[idx] = old + step
+            up = f().item()
+            t[idx] = old - step
+            down = f().item()
+            t[idx] = old
+        numeric, analytic = (up - down) / (2 * step), t.grad[idx].item()
+        worst = max(worst, abs(numeric - analytic) / (abs(numeric) + abs(analytic)))
+    return worst
+
+
+# Lesson 001's lab: a query looking for "vowel-ish" keys, three keys and their values.
+LAB_QUERY = [1.0, 0.0]
+LAB_KEYS = [[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]]
+LAB_VALUES = [[10.0, 0.0], [0.0, 10.0], [5.0, 5.0]]
+
+
+@torch.no_grad()
+def worked_blend() -> dict[str, float]:
+    """Lesson 001's worked blend, computed by the model's own attention (lm/model/model.py attend): the lab's query
+    as the newest of three characters, reading the two before it (cached) and itself, one head of 2 numbers, scaled
+    by 1/√2. The weights it gives each key (worked_weight_1 … 3; the lesson: 0.576, 0.14, 0.284) and the blend
+    (worked_blend_1, 2; the lesson: [7.18, 2.82])."""
+    q, k, v = (torch.tensor(t, dtype=torch.float64)[None, None] for t in ([LAB_QUERY], LAB_KEYS, LAB_VALUES))
+    blend, weights = attend(q, k, v, causal=True, past=2, need_weights=True)
+    return {**{f"worked_weight_{i}": w for i, w in enumerate(weights[0, 0, 0].tolist(), 1)},
+            **{f"worked_blend_{i}": b for i, b in enumerate(blend[0, 0, 0].tolist(), 1)}}
 
 
 def not_applicable(corpus: Corpus, c: DataConfig) -> dict[str, str]:
@@ -82,10 +144,11 @@ def samples(model: GPT, corpus: Corpus, prompt: str, length: int, temperature: f
     prompt = prompt or corpus.train_text[0]  # an empty prompt: the text's own first character starts it
     texts = [corpus.decode(generate(model, corpus.encode(prompt), length, temperature, seed + i))
              for i in range(count)]
-    words, stripped = training_words(corpus.train_text), training_words(corpus.train_text, strip=True)
-    scores = {"word_validity": [word_validity(t, words) for t in texts],
-              "word_validity_stripped": [word_validity(t, stripped, strip=True) for t in texts],
-              "real_word_share": [real_word_share(t, words) for t in texts],
+    spaced, whole, stripped = (training_words(corpus.train_text, how)
+                               for how in (Words.SPACES, Words.WHITESPACE, Words.STRIPPED))
+    scores = {"word_validity": [word_validity(t, spaced) for t in texts],
+              "word_validity_stripped": [word_validity(t, stripped, Words.STRIPPED) for t in texts],
+              "real_word_share": [real_word_share(t, whole) for t in texts],
               # lesson 000's sample: speaker names in capitals and a colon, lines broken like verse (the
               # prompt, itself a speaker tag, not counted)
               "speaker_line_share": [speaker_line_share(t) for t in texts],
@@ -95,6 +158,8 @@ def samples(model: GPT, corpus: Corpus, prompt: str, length: int, temperature: f
     out = {k: sum(v) / len(v) for k, v in ((k, [x for x in v if not math.isnan(x)]) for k, v in scores.items()) if v}
     out["speaker_line_share_train"] = speaker_line_share(corpus.train_text)
     out["line_length_train"] = line_length(corpus.train_text)
+    # "breaks lines like verse": where passages of the text as long as a sample lie
+    out["line_length_train_low"], out["line_length_train_high"] = line_length_range(corpus.train_text, length)
     return {"texts": [prompt + t for t in texts], "scores": out}
 
 
@@ -107,6 +172,29 @@ def attention_on(model: GPT, corpus: Corpus, line: str) -> dict:
     _, maps = model.attention_maps(torch.tensor([ids], device=next(model.parameters()).device))
     return {"chars": [corpus.decode([i]) for i in ids],
             "weights": [[[[round(w, 5) for w in row] for row in head] for head in m[0].cpu().tolist()] for m in maps]}
+
+
+def untrained(c: GPTConfig, seed: int) -> GPT:
+    """The model a run of this seed started from, built again as the run builds it, right after seeding
+    (lm/run/train.py); the caller's random state is left as it was."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return GPT(c).eval()
+
+
+@torch.no_grad()
+def attention_change(model: GPT, start: GPT, batches, windows: int) -> float:
+    """Lesson 000's "the attention weights barely learn", measured on the weights themselves: how far training moved
+    them from where they started (`start`, the untrained model), as the total variation distance ½ Σ_j |w − w₀| of
+    each query row, averaged over every block, head and query row that has more than one key to weigh, on
+    `windows` validation windows (of documents, only rows that read a real character). 0: nothing learned; 1: every
+    row's weight moved to keys it had none on."""
+    x, y = (torch.cat(t)[:windows] for t in zip(*batches))
+    (_, after), (_, before) = model.attention_maps(x), start.attention_maps(x)
+    rows = (y >= 0)[:, None, 1:] if (y < 0).any() else torch.ones_like(x, dtype=torch.bool)[:, None, 1:]
+    moved = [0.5 * (a - b)[:, :, 1:].abs().sum(-1) for a, b in zip(after, before)]      # (B, H, T - 1) per block
+    counted = sum((m * rows).sum() for m in moved)
+    return (counted / (rows.sum() * moved[0].size(1) * len(moved)).clamp(min=1)).item()
 
 
 def score_array_size(model: GPT, batch_size: int) -> int:
@@ -213,7 +301,8 @@ def attention_at_init(model: GPT, x: torch.Tensor) -> dict:
 
 def gap_share(scores: list[torch.Tensor], gap: float) -> float:
     """Of every pair of keys that one query may read (causal), the share whose scores differ by `gap` or more;
-    `scores`: per block, (B, H, T, T) with the query on the second-last axis."""
+    `scores`: per block, (B, H, T, T) with the query on the second-last axis; NaN where no query has two keys (a
+    context of 1)."""
     hits = pairs = 0
     for s in scores:
         T = s.size(-1)
@@ -224,7 +313,7 @@ def gap_share(scores: list[torch.Tensor], gap: float) -> float:
         real = torch.arange(T, device=s.device) < n[:, None]                       # (T, T): a key of that row
         hits += ((n[:, None] - at_least).clamp(min=0) * real).sum().item()
         pairs += (n * (n - 1) // 2).sum().item() * s.size(0) * s.size(1)
-    return hits / pairs
+    return hits / pairs if pairs else math.nan
 
 
 def to_json(obj, compact: bool = False) -> str:

@@ -61,15 +61,18 @@ class Corpus:
         """Random training examples: windows of block_size characters, or documents, with targets one on."""
         data = self.train if split == "train" else self.val
         if self.documents:
-            rows = data[torch.randint(len(data), (batch_size,), generator=generator)]
-            if rows.size(1) < block_size + 1:
-                rows = torch.nn.functional.pad(rows, (0, block_size + 1 - rows.size(1)), value=-1)
-            x, y = rows[:, :block_size].clone(), rows[:, 1:block_size + 1]
-            x[x < 0] = self.bos  # what padding reads is never scored
-            return x, y
+            return self.windows_of(data[torch.randint(len(data), (batch_size,), generator=generator)], block_size)
         starts = torch.randint(len(data) - block_size - 1, (batch_size, 1), generator=generator)
         chunk = data[starts + torch.arange(block_size + 1)]  # index arithmetic, no Python loop
         return chunk[:, :-1], chunk[:, 1:]
+
+    def windows_of(self, rows: torch.Tensor, block_size: int):
+        """Documents' rows cut to the context: inputs and their targets one on, padding read as BOS and never scored."""
+        if rows.size(1) < block_size + 1:
+            rows = torch.nn.functional.pad(rows, (0, block_size + 1 - rows.size(1)), value=-1)
+        x, y = rows[:, :block_size].clone(), rows[:, 1:block_size + 1]
+        x[x < 0] = self.bos  # what padding reads is never scored
+        return x, y
 
     def baselines(self) -> dict[str, float]:
         """Uniform guessing, ln V, and a bigram table (counts + 1) fitted on train and scored on validation."""
@@ -106,11 +109,16 @@ class TrainBatches(IterableDataset):
         self.seed, self.start_step = seed, start_step
 
     def __iter__(self):
-        g, step = torch.Generator(), self.start_step
+        step = self.start_step
         while True:
-            g.manual_seed(self.seed * 1_000_003 + step)
-            yield self.corpus.batch("train", self.batch_size, self.block_size, g)
+            yield train_batch(self.corpus, self.batch_size, self.block_size, self.seed, step)
             step += 1
+
+
+def train_batch(corpus: Corpus, batch_size: int, block_size: int, seed: int, step: int):
+    """The training batch of step `step` (from 0) of a run of this seed: the same whenever it is asked for."""
+    g = torch.Generator().manual_seed(seed * 1_000_003 + step)
+    return corpus.batch("train", batch_size, block_size, g)
 
 
 def val_batches(corpus: Corpus, n_batches: int, batch_size: int, block_size: int, split: str = "val") -> list:
@@ -118,6 +126,29 @@ def val_batches(corpus: Corpus, n_batches: int, batch_size: int, block_size: int
     fixed windows of the training text, for the training loss lesson 002 reports beside the validation loss."""
     g = torch.Generator().manual_seed(1)
     return [corpus.batch(split, batch_size, block_size, g) for _ in range(n_batches)]
+
+
+# Predictions per batch of held_out_windows: 64 windows of lesson 000's 64 characters, more of shorter ones.
+HELD_OUT_BATCH = 4096
+
+
+def held_out_windows(corpus: Corpus, block_size: int) -> list:
+    """Every window of the held-out text, for the final validation: non-overlapping windows of block_size characters
+    covering it in order, each scoring the character after each of its own, the last one shorter, so that every
+    prediction of the held-out text is scored once; of documents, every held-out document, cut to the context. In
+    batches of about HELD_OUT_BATCH predictions. The same windows, in the same order, for every run of a corpus and a
+    context, so two runs' window losses pair window by window."""
+    per_batch = max(1, HELD_OUT_BATCH // block_size)
+    if corpus.documents:
+        x, y = corpus.windows_of(corpus.val, block_size)
+        return list(zip(x.split(per_batch), y.split(per_batch)))
+    data = corpus.val
+    n = (len(data) - 1) // block_size
+    x, y = data[:n * block_size].view(n, block_size), data[1:n * block_size + 1].view(n, block_size)
+    batches = list(zip(x.split(per_batch), y.split(per_batch)))
+    if len(data) - 1 > n * block_size:
+        batches.append((data[n * block_size:-1][None], data[n * block_size + 1:][None]))
+    return batches
 
 
 class CorpusDataModule(pl.LightningDataModule):

@@ -38,6 +38,27 @@ def make_dropout(c: GPTConfig) -> nn.Module:
     return nn.Dropout(c.dropout) if c.dropout else nn.Identity()
 
 
+def attend(q, k, v, causal: bool = True, scale: float | None = None, past: int = 0, dropout: float = 0.0,
+           need_weights: bool = False):
+    """Scaled dot-product attention, every head at once: each query of q (B, H, T, d) scores the keys k (B, H,
+    past + T, d), `past` of them cached before its window, by q·k · scale (None: 1/√d); with `causal`, a query reads
+    no key after its own position. The softmax of the scores weights the values v (B, H, past + T, d_v). Returns the
+    blend (B, H, T, d_v) and, with need_weights, the weights (B, H, T, past + T), else None. Dropout on the weights
+    (0 when not training)."""
+    T = q.size(-2)
+    if need_weights:  # the analysis path: the same sums, written out so the weights can be kept
+        scores = q @ k.transpose(-2, -1) * (scale or 1 / math.sqrt(q.size(-1)))
+        if causal:
+            allowed = torch.ones(T, past + T, dtype=torch.bool, device=q.device).tril(past)
+            scores = scores.masked_fill(~allowed, -math.inf)
+        weights = scores.softmax(-1)
+        return F.dropout(weights, dropout, dropout > 0) @ v, weights
+    # is_causal aligns the mask to the top left, right only without cached positions; one query reads all.
+    allowed = torch.ones(T, past + T, dtype=torch.bool, device=q.device).tril(past) if causal and past else None
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=causal and not past, dropout_p=dropout,
+                                          scale=scale), None
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, c: GPTConfig, layer: int):
         super().__init__()
@@ -57,18 +78,7 @@ class CausalSelfAttention(nn.Module):
         # While torch.export traces the MLflow model (lm/measures/model_flavor.py), T is symbolic and `T > 1` would be a
         # SymBool, which SDPA refuses; a window of one attends to itself either way.
         causal = self.mask and (torch.compiler.is_exporting() or T > 1)
-        weights = None
-        if need_weights:  # the analysis path: the same sums, written out so the weights can be kept
-            scores = q @ k.transpose(-2, -1) * (self.scale or 1 / math.sqrt(q.size(-1)))
-            if causal:
-                scores = scores.masked_fill(~torch.ones(T, P + T, dtype=torch.bool, device=x.device).tril(P), -math.inf)
-            weights = scores.softmax(-1)
-            y = F.dropout(weights, self.dropout, self.training) @ v
-        else:
-            # is_causal aligns the mask to the top left, right only without cached positions; one query reads all.
-            allowed = torch.ones(T, P + T, dtype=torch.bool, device=x.device).tril(P) if causal and P else None
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, is_causal=causal and not P,
-                                               dropout_p=self.dropout if self.training else 0.0, scale=self.scale)
+        y, weights = attend(q, k, v, causal, self.scale, P, self.dropout if self.training else 0.0, need_weights)
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, n_head, T, head size) -> (B, T, C): heads side by side
         return self.resid_dropout(self.c_proj(y)), weights
 
@@ -113,6 +123,14 @@ class GPT(nn.Module):
     @torch.no_grad()
     def reset_parameters(self):
         c = self.config
+        if c.init == "pytorch":
+            # Lesson 002's model keeps what PyTorch gives every layer: nn.Linear U(±1/√fan_in) for weights and biases
+            # (c_attn's fan_in is n_embd, as for the lesson's separate query, key and value layers), nn.Embedding
+            # N(0, 1), norms 1 and 0.
+            for m in self.modules():
+                if m is not self and hasattr(m, "reset_parameters"):
+                    m.reset_parameters()
+            return
         for name, p in self.named_parameters():
             if c.init == "microgpt":
                 nn.init.normal_(p, 0.0, 0.08) if p.dim() == 2 else None

@@ -2,8 +2,10 @@
 
 
 import math
+import random
 import re
 import string
+from enum import Enum
 
 import torch
 
@@ -60,12 +62,26 @@ def next_char_probs(model: GPT, prompt: list[int], temperature: float = 1.0) -> 
     return (logits[0, -1].double() / temperature).softmax(-1).float().cpu()
 
 
-def word_validity(text: str, vocabulary: set[str], strip: bool = False) -> float:
-    """The fraction of whitespace-separated words that occur in the training text (lesson 000's measure);
-    strip=True first drops punctuation at both ends, so 'lord,' counts as 'lord'."""
+class Words(Enum):
+    """How a text is cut into words."""
+    SPACES = "spaces"           # lesson 000's "(split on spaces)": a line break inside a piece stays in it
+    WHITESPACE = "whitespace"   # at any whitespace
+    STRIPPED = "stripped"       # at any whitespace, punctuation at both ends dropped ('lord,' is 'lord'): ours
+
+
+def words_of(text: str, how: Words = Words.SPACES) -> list[str]:
+    """The text's words, cut as `how` says; never an empty one."""
+    if how == Words.SPACES:
+        return [w for w in text.split(" ") if w]
     words = text.split()
-    if strip:
-        words = [w for w in (w.strip(string.punctuation) for w in words) if w]
+    return [w for w in (w.strip(string.punctuation) for w in words) if w] if how == Words.STRIPPED else words
+
+
+def word_validity(text: str, vocabulary: set[str], how: Words = Words.SPACES) -> float:
+    """Lesson 000's "what fraction of the generated words (split on spaces) appear somewhere in the training text?":
+    the share of the text's words found among the training text's, both cut the same way (`vocabulary`:
+    training_words(train_text, how))."""
+    words = words_of(text, how)
     return sum(w in vocabulary for w in words) / len(words) if words else 0.0
 
 
@@ -78,7 +94,7 @@ def short_word_validity(text: str, vocabulary: set[str]) -> float:
     """Lesson 000's "spells most short words correctly": of the words of at most SHORT_WORD letters (punctuation at
     both ends stripped), the share found in the training text; `vocabulary` is its stripped words. NaN when the
     text has no short word."""
-    words = [w for w in (w.strip(string.punctuation) for w in text.split()) if 0 < len(w) <= SHORT_WORD]
+    words = [w for w in words_of(text, Words.STRIPPED) if len(w) <= SHORT_WORD]
     return sum(w in vocabulary for w in words) / len(words) if words else math.nan
 
 
@@ -98,15 +114,24 @@ def line_length(text: str) -> float:
     return sum(map(len, lines)) / len(lines) if lines else 0.0
 
 
+def line_length_range(text: str, length: int, share: float = 0.95, n: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """Where the mean line length (line_length) of `length` characters of the text lies: the middle `share` of it over
+    n passages of that length drawn from the text (a fixed draw), its low and high ends."""
+    g = random.Random(seed)
+    found = sorted(line_length(text[s:s + length]) for s in (g.randrange(len(text) - length) for _ in range(n)))
+    cut = (1 - share) / 2
+    return found[int(cut * (n - 1))], found[int((1 - cut) * (n - 1))]
+
+
 def real_word_share(text: str, vocabulary: set[str]) -> float:
     """The share of all the text's characters, whitespace included, that lie in whitespace-separated words found
-    in the training text. Unlike word validity it stays low for garbage with hardly a word in it (a run of newlines
-    with a stray 'O' scores 100% validity)."""
-    return sum(len(w) for w in text.split() if w in vocabulary) / len(text) if text else 0.0
+    in the training text (`vocabulary`: training_words(train_text, Words.WHITESPACE)). Unlike word validity it stays
+    low for garbage with hardly a word in it (a run of newlines with a stray 'O' scores 100% validity when cut at
+    whitespace)."""
+    return sum(len(w) for w in words_of(text, Words.WHITESPACE) if w in vocabulary) / len(text) if text else 0.0
 
 
-def training_words(train_text: str, strip: bool = False) -> set[str]:
-    words = train_text.split()
-    return {w.strip(string.punctuation) for w in words} - {""} if strip else set(words)
+def training_words(train_text: str, how: Words = Words.SPACES) -> set[str]:
+    return set(words_of(train_text, how))
 
 

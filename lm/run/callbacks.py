@@ -58,8 +58,11 @@ class StepRecorder(pl.Callback):
         self.flush(trainer)
 
     def on_validation_end(self, trainer, pl_module):
-        self.store.log_metrics(self.run_id, {**pl_module.val_metrics, "train_time_s": self.train_time},
-                               trainer.global_step)
+        # The last step's validation is the end of the run's, over every window of the held-out text (lm/run/train.py
+        # measure): the fixed sample's is not logged there.
+        last = trainer.global_step >= trainer.max_steps
+        validation = {} if last else pl_module.val_metrics
+        self.store.log_metrics(self.run_id, {**validation, "train_time_s": self.train_time}, trainer.global_step)
         if not math.isfinite(pl_module.val_metrics["val_loss"]):
             raise Diverged(f"validation loss became {pl_module.val_metrics['val_loss']} at step {trainer.global_step}")
         self._t = time.perf_counter()

@@ -20,6 +20,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 import mlflow
+import numpy as np
 import pytorch_lightning as pl
 import torch
 from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
@@ -28,7 +29,7 @@ from pytorch_lightning.plugins.environments import LightningEnvironment
 from lm.measures import end_of_run, model_flavor, probes
 from lm.measures.end_of_run import EndOfRun
 from lm.model import checkpoint
-from lm.model.data import Corpus, CorpusDataModule, load_corpus
+from lm.model.data import Corpus, CorpusDataModule, held_out_windows, load_corpus, train_batch
 from lm.model.model import GPTConfig, n_params, train_flops
 from lm.run import devices
 from lm.run.callbacks import Diverged, RunLogger, StepRecorder
@@ -40,6 +41,9 @@ from lm.tracking import environment
 from lm.tracking.store import Store, pointed_at
 from lm.tracking.store_check import redact
 
+# The final validation's loss on each window of the held-out text (lm/model/data.py held_out_windows), in order, as
+# float32: the same windows for every run of a corpus and a context, so that runs pair window by window.
+WINDOW_LOSSES = "val_window_losses.npy"
 # The model's toggles, every field of its config but the vocabulary (the corpus decides that), also logged under
 # these flat names so MLflow's compare view lines them up: a new toggle is a new field, and nothing here.
 TOGGLES = tuple(f.name for f in fields(GPTConfig) if f.name != "vocab_size")
@@ -254,8 +258,15 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop, callbacks) ->
         store.client.set_tag(run_id, "init_from_run", init_run)
     else:
         if not store.logged(run_id, "val_loss", 0):  # the untrained model, as lesson 000 reports it (4.644 there)
+            first = train_batch(corpus, cfg.train.batch_size, cfg.model.block_size, cfg.seed, 0)
             store.log_metrics(run_id, {"val_loss": probes.validation(module.model, dm.val)["val_loss"],
-                                       **probes.attention_at_init(module.model, dm.val[0][0])}, 0)
+                                       # as lesson 002 reports it: one training batch ("loss at init 4.371")
+                                       "loss_at_init": probes.batch_loss(module.model, first),
+                                       **probes.attention_at_init(module.model, dm.val[0][0]),
+                                       # the model's code checked as the lessons check theirs: lesson 000's
+                                       # gradient check, lesson 001's worked blend
+                                       "attention_gradcheck": probes.attention_gradcheck(),
+                                       **probes.worked_blend()}, 0)
         # auto: CUDA, else MPS, else CPU; bf16 autocast and TF32 matmuls on CUDA
         accelerator, precision = devices.select(cfg.runtime.accelerator, cfg.runtime.precision)
         devices.prepare(accelerator, cfg.runtime.precision)
@@ -307,8 +318,12 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
     """The end of a run: the final validation, the checkpoint, and the measurements its `measure` section leaves on
     (lm/spec/measures.py's table, in its order), each logged once."""
     model.eval()
-    val = probes.validation(model, dm.val, cfg.eval.honest_windows if cfg.eval.honest else 0)
-    metrics = {k: v for k, v in val.items() if not k.startswith("loss_by_position")}
+    # Every window of the held-out tenth, not the fixed sample the curve reads: the final val_loss and its error
+    # over windows are the text's, and each window's loss is kept so that two runs pair window by window.
+    val = probes.validation(model, held_out_windows(corpus, cfg.model.block_size))
+    metrics = {k: v for k, v in val.items() if isinstance(v, float)}
+    if cfg.eval.honest:
+        metrics["honest_val_loss"] = probes.honest(model, dm.val, cfg.eval.honest_windows)
     if recorder.steps_timed:
         metrics["ms_per_step"] = recorder.ms_per_step
         metrics["tokens_per_s"] = cfg.train.batch_size * cfg.model.block_size * 1000 / recorder.ms_per_step
@@ -320,6 +335,7 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
             if m.name not in off:
                 end_of_run.MEASURE[m.name](end)
         checkpoint.save(end.folder / "model.pt", model, corpus.chars, corpus.bos)
+        np.save(end.folder / WINDOW_LOSSES, val["window_losses"].float().numpy())
         store.log_metrics(run_id, end.metrics, cfg.train.steps)  # what validation logged at this step is not again
         store.set_tags(run_id, end.tags)
         store.client.log_artifacts(run_id, tmp)

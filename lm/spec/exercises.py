@@ -11,7 +11,7 @@ import operator
 import os
 import re
 from dataclasses import dataclass, field
-from enum import StrEnum
+from enum import Enum, StrEnum
 from pathlib import Path
 
 import yaml
@@ -68,13 +68,23 @@ CLAIM_FIELDS = {
 }
 
 
+class Source(str, Enum):
+    """Whose claim it is: a lesson's (its `lesson:` quotes the lesson word for word), or our own inference from
+    the lessons (a knock-out ordering, a comparison across exercises, an answer to a question the lesson only asks),
+    which says why in `why:` and is not counted as a lesson's claim."""
+    LESSON = "lesson"
+    OURS = "ours"
+
+
 @dataclass
 class Claim:
     """One claim of an exercise, its fields as the YAML gives them; what it is follows from which it sets (kind)."""
     text: str
     check: str | None = None    # a condition: reproduced when it holds
     ours: str | None = None     # the expression whose value is shown beside the lesson's
-    lesson: str | None = None   # the lessons' own figure, as they give it
+    lesson: str | None = None   # the lesson's own words, verbatim (parts joined by "…"): tests/suite/test_quotes.py
+    source: Source = Source.LESSON
+    why: str | None = None      # for source: ours, the reason the claim is ours and not the lesson's
     answer: str | None = None   # for a question: the metric whose best variant is the answer
     best: str = "min"
     prediction: bool = False    # worked out before running, shown beside the lesson's figure without a verdict
@@ -132,7 +142,8 @@ SEED_BLOCK = 1000
 class Exercise:
     name: str
     title: str
-    lesson: str
+    lesson: str                       # which lesson asks this, and what, in our words: a description, not a quote
+    #                                   (a claim's `lesson:` is the quote)
     measures: str
     variants: dict[str, list[str]]
     steps: int | None = None
@@ -182,6 +193,14 @@ def parse(name: str, text: str, source: str) -> Exercise:
     for c in ex.claims:
         if problem := c.problem():
             raise ConfigError(f"{source}: claim {c.text[:40]!r}… {problem}")
+        try:
+            c.source = Source(c.source)
+        except ValueError:
+            raise ConfigError(f"{source}: claim {c.text[:40]!r}… has source {c.source!r}: it is "
+                              f"{' or '.join(s.value for s in Source)}") from None
+        if (c.source == Source.OURS) != bool(c.why):
+            raise ConfigError(f"{source}: claim {c.text[:40]!r}… " + ("is ours: say why in `why:`" if not c.why
+                              else "has a `why:`, which only a claim of ours (source: ours) gives"))
         for expr in filter(None, (c.check, c.ours)):
             unknown = {v for v in referenced(expr) if v not in ex.variants}
             if unknown:

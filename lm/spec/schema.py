@@ -26,7 +26,8 @@ class GPTConfig:
     activation: str = "relu"    # "relu" (lessons 000 and 001) or "gelu" (lesson 002)
     bias: bool = True           # biases on W_o, the MLP and the output layer; W_q, W_k, W_v never have one
     dropout: float = 0.0
-    init: str = "lesson000"     # "lesson000": N(0, gain²/fan_in); "microgpt": N(0, 0.08²) everywhere
+    init: str = "lesson000"     # "lesson000": N(0, gain²/fan_in); "microgpt": N(0, 0.08²) everywhere; "pytorch":
+    #                             each layer's own default (lesson 002's: nn.Linear, nn.Embedding, nn.LayerNorm)
 
     def __post_init__(self):
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
@@ -34,7 +35,8 @@ class GPTConfig:
                 raise ValueError(f"model.{name}={getattr(self, name)} must be positive")
         if self.n_embd % self.n_head:
             raise ValueError(f"model.n_embd={self.n_embd} is not divisible by model.n_head={self.n_head}")
-        choices = {"norm": ("layer", "rms"), "activation": ("relu", "gelu"), "init": ("lesson000", "microgpt")}
+        choices = {"norm": ("layer", "rms"), "activation": ("relu", "gelu"),
+                   "init": ("lesson000", "microgpt", "pytorch")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"model.{name}={getattr(self, name)!r} must be one of {', '.join(allowed)}")

@@ -18,7 +18,7 @@ from analysis.verdicts.claims import (
     fmt,
 )
 from analysis.verdicts.claim_kinds import judge
-from lm.spec.exercises import Claim, Exercise, NotRun, load_all
+from lm.spec.exercises import Claim, Exercise, NotRun, Source, load_all
 
 NUMBERS = {("base", "val_loss"): 1.75, ("base", "n_params"): 112193.0, ("base", "probe_top1_p"): 0.65,
            ("nopos", "val_loss"): 1.98, ("base", "probe_top1"): "e", ("a", "score"): 2.0, ("b", "score"): 1.0}
@@ -422,7 +422,7 @@ def test_a_lessons_single_number_is_judged_against_our_prediction_interval():
 
 def test_the_probe_judges_e_on_each_seed_and_65_percent_as_one_draw():
     top = claim("baseline", "After 'To be, or not to b'")
-    share = claim("baseline", "…at about 65%")
+    share = claim("baseline", "…at 65%")
     assert share.value == 0.65 and "probe_top1" in top.check
 
     def tagged(tags):
@@ -538,3 +538,136 @@ def test_the_windows_error_is_added_to_the_seeds_in_the_interval():
     df = se ** 4 / (alone.se ** 4 / 2)                       # Welch-Satterthwaite, the windows' term known
     assert d.high - d.diff == pytest.approx(scipy_stats.t.ppf(0.975, df) * se)
     assert v.verdict == WITHIN_NOISE and "se seeds" in v.interval and "windows 0.048" in v.interval
+
+
+# --- issue 32: each claim at the lesson's own precision -------------------------------------------------------
+# Metrics every run gives alike (computed, not drawn): a band of half a printed unit is exact on them.
+EXACT_METRICS = {"uniform_loss", "bigram_loss", "worked_weight_1", "worked_weight_2", "worked_weight_3",
+                 "worked_blend_1", "worked_blend_2"}
+
+
+def test_a_lessons_single_number_is_a_value_claim_never_a_per_seed_band():
+    """A per-seed `abs(x - v) < band` tests the seeds' mean absolute deviation, which fails more the more seeds
+    there are (18/72/98/100% of draws at 3/6/9/12 seeds with the truth at 43%): the lesson's single numbers are
+    `value:` claims, judged as one draw. A band stays only on numbers that are computed, the same on every seed."""
+    import re
+
+    for name, ex in load_all().items():
+        for c in ex.claims:
+            for metric in re.findall(r"abs\(\w+\.(\w+)", c.check or ""):
+                assert metric in EXACT_METRICS, f"{name}: {c.text}"
+    values = {(name, c.value) for name, ex in load_all().items() for c in ex.claims if c.value is not None}
+    assert {("baseline", 0.08), ("baseline", 1.0), ("baseline", 0.94), ("microgpt", 0.43), ("recipe002", 4.371),
+            ("recipe002", 1.746), ("recipe002", 1.562), ("recipe002", 2.327)} <= values
+
+
+def test_the_block_1_heads_are_the_lessons_100_and_94_percent_as_one_draw_each():
+    one, two = claim("baseline", "In block 1, a head reads the previous"), claim("baseline", "In block 1, another")
+    assert (one.value, two.value) == (1.0, 0.94)
+    table = {("base", "heads_offset1_share_max_block1"): [0.92, 0.93, 0.91] * 2}   # the old ≥ 90% passed it
+    assert judge(one, mean_lookup(table), seeds=per_seed(table)).verdict == NOT_REPRODUCED
+    table = {("base", "heads_offset1_share_max_block1"): [0.998, 1.0, 0.995]}
+    assert judge(one, mean_lookup(table), seeds=per_seed(table)).verdict == REPRODUCED
+
+
+@pytest.mark.parametrize("starts, key, values, verdict", [
+    # whole numbers, as the lesson prints them: a spread of 4.7 does not round to 4 (the old factor of 2 passed it)
+    ("Without the scaling the scores", "unscaled.init_score_std", [4.70, 4.72, 4.68], NOT_REPRODUCED),
+    ("Without the scaling the scores", "unscaled.init_score_std", [4.04, 4.10, 3.98], REPRODUCED),
+    ("With it they spread about 1", "scaled.init_score_std", [1.62, 1.60, 1.64], NOT_REPRODUCED),
+    ("…whatever d is", "scaled_d64.init_score_std", [1.03, 1.00, 1.06], REPRODUCED),
+])
+def test_the_spreads_round_to_the_lessons_whole_numbers(starts, key, values, verdict):
+    c = claim("sqrtd", starts)
+    variant, metric = key.split(".")
+    table = {(variant, metric): values}
+    assert judge(c, mean_lookup(table), seeds=per_seed(table)).verdict == verdict
+
+
+def test_the_wider_heads_spread_about_8_and_11():
+    c = claim("sqrtd", "Unscaled, wider heads spread more")
+    good = {("unscaled_d64", "init_score_std"): [8.2, 8.22, 8.18],
+            ("unscaled_d128", "init_score_std"): [11.1, 11.12, 11.08]}
+    wide = {**good, ("unscaled_d128", "init_score_std"): [13.0, 13.1, 12.9]}    # the old band reached 22.6
+    assert judge(c, mean_lookup(good), seeds=per_seed(good)).verdict == REPRODUCED
+    assert judge(c, mean_lookup(wide), seeds=per_seed(wide)).verdict == NOT_REPRODUCED
+
+
+def test_barely_learns_is_read_on_the_attention_weights_and_the_loss_is_a_finding_of_ours():
+    c = claim("sqrtd", "…so the attention weights barely learn")
+    assert "heads_attention_change" in c.check and "val_loss" not in c.check
+    def moved(unscaled, scaled):
+        return {("unscaled", "heads_attention_change"): unscaled, ("scaled", "heads_attention_change"): scaled}
+
+    little = moved([0.10, 0.11, 0.09], [0.40, 0.42, 0.41])
+    less = moved([0.30, 0.31, 0.29], [0.40, 0.42, 0.41])                    # less, but not barely
+    assert judge(c, mean_lookup(little), seeds=per_seed(little)).verdict == REPRODUCED
+    assert judge(c, mean_lookup(less), seeds=per_seed(less)).verdict == NOT_REPRODUCED
+    loss = claim("sqrtd", "Finding: the unscaled model against the scaled")
+    assert loss.finding and loss.source == Source.OURS
+
+
+def test_much_sharper_means_sharp_where_microgpt_is_fuzzy_not_heavier_by_a_hair():
+    c = claim("microgpt", "Bigger models grow much sharper")
+    hair = {("bigger", "heads_max_weight_mean"): [0.46, 0.47, 0.45], ("microgpt", "heads_max_weight_mean"): [0.40] * 3}
+    sharp = {**hair, ("bigger", "heads_max_weight_mean"): [0.75, 0.78, 0.76]}
+    assert judge(c, mean_lookup(hair), seeds=per_seed(hair)).verdict == NOT_REPRODUCED
+    assert judge(c, mean_lookup(sharp), seeds=per_seed(sharp)).verdict == REPRODUCED
+
+
+def test_verse_lines_lie_where_passages_of_the_text_lie():
+    c = claim("baseline", "…and breaks lines like verse")
+    band = {("base", "line_length_train_low"): [20.9] * 3, ("base", "line_length_train_high"): [43.4] * 3}
+    prose = {**band, ("base", "line_length"): [55.0, 58.0, 60.0]}           # inside the old factor of 2 (≤ 66.2)
+    verse = {**band, ("base", "line_length"): [31.0, 33.0, 35.0]}
+    assert judge(c, mean_lookup(prose), seeds=per_seed(prose)).verdict == NOT_REPRODUCED
+    assert judge(c, mean_lookup(verse), seeds=per_seed(verse)).verdict == REPRODUCED
+
+
+# --- issue 32: the claims that were not checked at all --------------------------------------------------------
+def test_after_500_steps_the_model_beats_the_bigram_table():
+    c = claim("baseline", "After 500 steps the model already beats the bigram table")
+    table = {("base", "val_loss", 500): [2.09, 2.10, 2.08], ("base", "bigram_loss"): [2.482] * 3}
+    assert judge(c, mean_lookup(table), seeds=per_seed(table)).verdict == REPRODUCED
+    table[("base", "val_loss", 500)] = [2.60, 2.62, 2.61]
+    assert judge(c, mean_lookup(table), seeds=per_seed(table)).verdict == NOT_REPRODUCED
+
+
+@pytest.mark.parametrize("values, verdict", [
+    ([2.47, 2.48, 2.475], REPRODUCED),                 # a perplexity of about 11.9: the table's 12
+    ([2.40, 2.41, 2.405], NOT_REPRODUCED),             # about 11.1: better than "about the best" allows
+    ([2.60, 2.61, 2.605], NOT_REPRODUCED),             # about 13.5: not trained to the table's level
+])
+def test_a_context_1_model_lands_about_at_the_bigram_table(values, verdict):
+    c = claim("bigram", "A model that sees only the current character")
+    table = {("ctx1", "val_loss"): values}
+    assert judge(c, mean_lookup(table), seeds=per_seed(table)).verdict == verdict
+
+
+def test_the_worked_blend_and_the_gradient_check_read_the_models_own_computations():
+    from lm.measures import probes
+
+    blend = claim("microgpt", "The worked blend")
+    exact = {("microgpt", k): [v] * 3 for k, v in probes.worked_blend().items()}
+    v = judge(blend, mean_lookup(exact), seeds=per_seed(exact))
+    assert v.verdict == REPRODUCED and all(c.difference.exact for c in v.comparisons)
+    off = {**exact, ("microgpt", "worked_blend_1"): [7.2] * 3}
+    assert judge(blend, mean_lookup(off), seeds=per_seed(off)).verdict == NOT_REPRODUCED
+    grad = claim("baseline", "A gradient check of the model's masked attention")
+    table = {("base", "attention_gradcheck"): [probes.attention_gradcheck()] * 3}
+    assert judge(grad, mean_lookup(table), seeds=per_seed(table)).verdict == REPRODUCED
+    table = {("base", "attention_gradcheck"): [probes.attention_gradcheck(step=1e-2)] * 3}
+    assert judge(grad, mean_lookup(table), seeds=per_seed(table)).verdict == NOT_REPRODUCED
+
+
+def test_lesson_002s_curve_is_one_draw_at_each_checkpoint_and_its_untrained_loss_one_batch():
+    claims_ = load_all()["recipe002"].claims
+    curve = {c.ours: c.value for c in claims_ if c.ours and c.ours.startswith("cpu.val_loss[")}
+    assert curve == {"cpu.val_loss[250]": 2.327, "cpu.val_loss[500]": 2.111, "cpu.val_loss[750]": 1.986,
+                     "cpu.val_loss[1000]": 1.898, "cpu.val_loss[1250]": 1.863, "cpu.val_loss[1500]": 1.820,
+                     "cpu.val_loss[1750]": 1.795, "cpu.val_loss[2000]": 1.758, "cpu.val_loss[2250]": 1.756,
+                     "cpu.val_loss[2500]": 1.746}
+    init = claim("recipe002", "The untrained loss on one training batch")
+    assert (init.ours, init.value) == ("cpu.loss_at_init", 4.371)
+    close = claim("recipe002", "Before training, the loss is close to log|V|")
+    assert "cpu.loss_at_init" in close.check and "val_loss[0]" not in close.check

@@ -11,7 +11,7 @@ from lm.heads.summary import headline
 from lm.measures import probes
 from lm.model.data import Corpus, load_corpus, val_batches
 from lm.model.model import GPT, GPTConfig
-from lm.model.sample import short_word_validity, training_words
+from lm.model.sample import Words, short_word_validity, training_words
 from lm.spec import config
 
 
@@ -139,7 +139,7 @@ def test_start_marker_and_self_weights_against_an_even_share():
 
 # --- lesson 000: "spells most short words correctly"; lesson 002: "train 1.562" ----------------------------
 def test_short_word_validity_reads_only_words_of_at_most_four_letters(shakespeare):
-    words = training_words(shakespeare.train_text, strip=True)
+    words = training_words(shakespeare.train_text, Words.STRIPPED)
     # lesson 000's own sample: its short words are real, its long misspellings are not counted
     assert short_word_validity("To his send comentle I to entreath.", words) == 1.0
     assert short_word_validity("Thou zqx art, qwv!", words) == pytest.approx(2 / 4)
@@ -156,3 +156,44 @@ def test_the_training_loss_windows_are_fixed_windows_of_the_training_text(shakes
             window = shakespeare.decode(row.tolist()) + shakespeare.decode([int(target[-1])])
             assert window in shakespeare.train_text and window not in held_out
             assert torch.equal(row[1:], target[:-1])
+
+
+# --- lesson 000: "A gradient check on a small masked attention calculation agrees to eight digits" ----------
+def test_the_gradient_check_of_the_models_masked_attention_agrees_to_eight_digits_in_float64():
+    """As the lesson's code makes it: float64, central differences of step 1e-6, worst |numeric − analytic| /
+    (|numeric| + |analytic|) over five entries, below 1e-8. A step of 1e-2 leaves differences' own error above it:
+    the measure can fail."""
+    assert probes.attention_gradcheck() < 1e-8
+    assert probes.attention_gradcheck(step=1e-2) > 1e-8
+    assert probes.attention_gradcheck() == probes.attention_gradcheck()   # fixed draws: every run logs the same
+
+
+# --- lesson 001: "the weights come out 0.576, 0.14 and 0.284 … So the output is [7.18, 2.82]" ---------------
+def test_the_worked_blend_comes_out_of_the_models_own_attention_as_the_lesson_prints_it():
+    found = probes.worked_blend()
+    weights = [found[f"worked_weight_{i}"] for i in (1, 2, 3)]
+    assert [f"{weights[0]:.3f}", f"{weights[1]:.2f}", f"{weights[2]:.3f}"] == ["0.576", "0.14", "0.284"]
+    assert [f"{found['worked_blend_1']:.2f}", f"{found['worked_blend_2']:.2f}"] == ["7.18", "2.82"]
+    assert sum(weights) == pytest.approx(1)
+    # The model's attention, on the path training uses too: the fused kernel blends the lab's values alike.
+    q, k, v = (torch.tensor(t, dtype=torch.float64)[None, None] for t in ([probes.LAB_QUERY], probes.LAB_KEYS,
+                                                                          probes.LAB_VALUES))
+    from lm.model.model import attend
+    assert attend(q, k, v, past=2)[0][0, 0, 0].tolist() == pytest.approx([found["worked_blend_1"],
+                                                                           found["worked_blend_2"]], rel=1e-12)
+
+
+# --- lesson 000: "so the attention weights barely learn" ------------------------------------------------------
+def test_attention_change_is_how_far_the_weights_moved_from_the_untrained_model(shakespeare):
+    c = GPTConfig(n_layer=2)
+    start = probes.untrained(c, seed=3)
+    batches = val_batches(shakespeare, 1, 8, 64)
+    assert probes.attention_change(probes.untrained(c, seed=3), start, batches, 8) == 0   # the same model rebuilt
+    other = probes.untrained(c, seed=4)
+    moved = probes.attention_change(other, start, batches, 8)
+    assert 0.1 < moved < 1
+    # by hand: half the absolute difference of each row with more than one key, averaged
+    x = batches[0][0]
+    (_, a), (_, b) = other.attention_maps(x), start.attention_maps(x)
+    by_hand = torch.stack([0.5 * (p - q)[:, :, 1:].abs().sum(-1).mean() for p, q in zip(a, b)]).mean()
+    assert moved == pytest.approx(by_hand.item(), rel=1e-5)

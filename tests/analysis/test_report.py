@@ -23,9 +23,11 @@ SECTIONS = ["Validation loss and perplexity", "The lessons' claims", "Difference
 # Each exercise's figures, named <exercise>_<kind> after the entries of its report: block.
 FIGURES = ["baseline_curves", "baseline_attention", "baseline_two_heads", "temperature_sweep", "nomask_curves",
            "scaling_against_time", "context_by_position", "heads_sweep", "heads_attention", "heads_heads",
-           "nopos_curves", "sqrtd_final", "sqrtd_curves", "recipe002_curves",
+           "nopos_curves", "sqrtd_final", "sqrtd_curves", "recipe002_curves", "bigram_curves", "nomask002_curves",
+           "nopos002_curves", "scaling002_final", "scaling002_curves",
            *(f"{name}_knockout" for name in ("baseline", "nomask", "nopos", "scaling", "context", "heads",
-                                             "microgpt", "sqrtd", "recipe002", "aa"))]
+                                             "microgpt", "sqrtd", "recipe002", "aa", "nomask002", "nopos002",
+                                             "scaling002"))]   # bigram: a context of 1 has no heads to knock out
 
 
 def uri(folder) -> str:
@@ -70,13 +72,16 @@ def test_tables_hold_the_numbers(quick_report):
     # indicative. Columns: claim, the lessons' figure, ours, the margin's 95% interval, its method, seeds, p, the
     # adjusted p, verdict, note.
     assert re.search(r"\| Validation loss after 500 steps \| 2\.090 \| - \| - \| - \| - \| - \| - \| not run \|", md)
-    assert re.search(r"\| The model has this many parameters \| 112,193 \| 112,193 \| 1 of 1 seeds \| each seed \| 1 \| "
+    assert re.search(r"\| The model has this many parameters \| The model has two blocks and 112,193 knobs \| 112,193 \| "
+                     r"1 of 1 seeds \| each seed \| 1 \| "
                      r"- \| - \| indicative \(1 seed\) \|", md)
-    assert re.search(r"\| Finding: which change helps most for the same training time\? \| asked, not answered \| \w+ "
+    assert re.search(r"\| Finding: which change helps most for the same training time\? \| Which change helps most for "
+                     r"the same training time\? \| \w+ "
                      r"\(val_loss_at_budget \d\.\d{3}\), runner-up \w+ \(\d\.\d{3}\) \| [+-]\d\.\d{3} \| one seed \| 1 \| "
                      r"- \| - \| finding: .* undetermined \(1 seed\) \|", md)
     # A lesson's single number on one seed: no prediction interval, indicative.
-    assert re.search(r"\| The untrained model's validation loss \| 4\.644 \| \d\.\d{3} \| - \| prediction interval \| 1 \| "
+    assert re.search(r"\| The untrained model's validation loss \| 4\.644 at the start \(random knobs\) \| \d\.\d{3} \| - \| "
+                     r"prediction interval \| 1 \| "
                      r"- \| - \| indicative \(1 seed\) \|", md)
     assert re.search(r"\| heads \| Finding: four heads against one head of the same width, validation loss \| .* \| [+-]\d\.\d{3} \| "
                      r"one seed \| 1 \|", md)
@@ -101,7 +106,7 @@ def test_tables_hold_the_numbers(quick_report):
     # Head statistics: the convention, the numbering, and lesson 000's lines for every baseline head.
     assert "TransformerLens" in md and "numbered from 1" in md
     assert len(re.findall(r"^- block [12], head [1-4]: .* at \d+% of positions", md, re.M)) == 8
-    assert "| heads | h1 | 2 × 1 |" in md and "| scaling | depth4 | 4 × 4 |" in md
+    assert "| heads | h1 | 3 × 1 |" in md and "| scaling | depth4 | 4 × 4 |" in md   # heads: lesson 002's 3 blocks
     # Samples: three temperatures, the base model's, microgpt's names; the scaling answer in words.
     assert all(f"### Temperature {t} " in md for t in ("0.5", "1.0", "1.5"))
     assert "### microgpt's names" in md and "JULIET:" in md
@@ -163,7 +168,7 @@ def test_failed_runs_are_shown_and_the_newest_finished_run_counts(store_copy, tm
     assert re.search(r"\| nopos \| nopos/seed2 \| \w+ \| FAILED \| loss became NaN at step 7 \| yes \| no \|", md)
     assert re.search(r"\| nopos \| pos/seed1 \| \w+ \| FAILED \| RuntimeError: boom \| no \| yes \|", md)
     assert "| nopos | nopos | model.pos_emb=false | - | 1.234 | 3.44 | 1 |" in md
-    assert "| nopos | quick/nopos | No position vectors | 2 of 2 | 2 | 1 | 1 |" in md   # one failed run left
+    assert "| nopos | quick/nopos | No position vectors (lesson 000) | 2 of 2 | 2 | 1 | 1 |" in md   # one failed run left
 
 
 def test_runs_that_logged_almost_nothing(store_copy, tmp_path):
@@ -179,10 +184,12 @@ def test_runs_that_logged_almost_nothing(store_copy, tmp_path):
     assert rc == 0, stderr
     md = (tmp_path / "out" / "report.md").read_text()
     assert "| nopos | nopos | model.pos_emb=false | - | 2.500 | 12.18 | 1 |" in md
-    assert re.search(r"\| The model has this many parameters \| 112,193 \| - \| - \| - \| - \| - \| - \| not run \|", md)
-    # Only the validation curves and sqrtd's final values have anything to draw: one point each.
+    assert re.search(r"\| The model has this many parameters \| The model has two blocks and 112,193 knobs \| - \| - \| - "
+                     r"\| - \| - \| - \| not run \|", md)
+    # Only the validation curves and the final values sqrtd and scaling002 show have anything to draw: one point each.
     assert sorted(p.name for p in (tmp_path / "out" / "figures").iterdir()) == [
-        "baseline_curves.png", "nopos_curves.png", "recipe002_curves.png", "sqrtd_curves.png", "sqrtd_final.png"]
+        "baseline_curves.png", "bigram_curves.png", "nopos002_curves.png", "nopos_curves.png", "recipe002_curves.png",
+        "scaling002_curves.png", "scaling002_final.png", "sqrtd_curves.png", "sqrtd_final.png"]
 
 
 def test_an_empty_store_is_one_line(quick_store, tmp_path):

@@ -4,7 +4,7 @@ import shutil
 import pytest
 import torch
 
-from lm.model.data import DataError, TrainBatches, load_corpus, locate
+from lm.model.data import DataError, TrainBatches, held_out_windows, load_corpus, locate
 from lm.spec import config
 
 
@@ -42,6 +42,25 @@ def test_batches_depend_only_on_seed_and_step(shakespeare):
     resumed = next(iter(TrainBatches(shakespeare, 4, 16, seed=1, start_step=3)))
     assert torch.equal(resumed[0], first[3][0])
     assert not torch.equal(next(iter(TrainBatches(shakespeare, 4, 16, seed=2)))[0], first[0][0])
+
+
+@pytest.mark.parametrize("context", [1, 16, 64, 128])
+def test_the_final_validation_covers_every_window_of_the_held_out_tenth_once(shakespeare, context):
+    """Non-overlapping windows of the context, in order, the last one shorter: every character of the held-out text
+    after its first is a target exactly once, read from the characters before it in its window."""
+    batches = held_out_windows(shakespeare, context)
+    x = torch.cat([b[0].flatten() for b in batches])
+    y = torch.cat([b[1].flatten() for b in batches])
+    assert torch.equal(y, shakespeare.val[1:]) and torch.equal(x, shakespeare.val[:-1])
+    assert all(b[0].size(1) == context for b in batches[:-1]) and batches[-1][0].size(1) <= context
+    assert sum(len(b[0]) for b in batches) == -(-(len(shakespeare.val) - 1) // context)   # windows, rounded up
+    assert held_out_windows(shakespeare, context)[3][1].equal(batches[3][1])             # the same for every run
+
+
+def test_the_final_validation_of_documents_reads_every_held_out_name(names):
+    x, y = (torch.cat(t) for t in zip(*held_out_windows(names, 16)))
+    assert len(x) == len(names.val) and (x[:, 0] == names.bos).all()
+    assert (y >= 0).sum() == (names.val[:, 1:17] >= 0).sum()          # every target a context of 16 reaches
 
 
 def test_names_are_documents_wrapped_in_bos(names):

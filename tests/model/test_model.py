@@ -101,3 +101,40 @@ def test_context_is_never_exceeded():
     with pytest.raises(ValueError, match="exceed the context"):
         m(torch.zeros(1, 17, dtype=torch.long))
     assert len(generate(m, [1] * 40, 50, 1.0, seed=0)) == 50
+
+
+def test_lesson_002s_profiles_keep_pytorchs_own_initialisation_and_its_0_16_m_parameters():
+    from lm.spec import config
+
+    for profile in ("cpu", "gpu"):
+        assert config.load([f"profile={profile}"]).model.init == "pytorch"
+    c = config.load(["profile=cpu"]).model
+    torch.manual_seed(0)
+    m = GPT(GPTConfig(**{k: getattr(c, k) for k in c.__dataclass_fields__}))
+    n = sum(p.numel() for p in m.parameters())
+    assert n == n_params(c) == 161_985 and f"{n / 1e6:.2f} M" == "0.16 M"     # the notebook prints "0.16 M parameters"
+    bound = 1 / math.sqrt(64)                                                   # nn.Linear: U(±1/√fan_in)
+    for w in (m.h[0].attn.c_attn.weight, m.h[0].mlp.c_fc.weight, m.lm_head.weight, m.lm_head.bias):
+        assert w.abs().max() <= bound and abs(w.std().item() - bound / math.sqrt(3)) < 0.01
+    assert m.h[0].mlp.c_proj.weight.abs().max() <= 1 / math.sqrt(256)
+    assert abs(m.wte.weight.std().item() - 1) < 0.05 and m.ln_f.weight.eq(1).all() and m.ln_f.bias.eq(0).all()
+
+
+def test_pytorchs_initialisation_starts_near_log_65_on_a_training_batch_where_lesson_000s_starts_near_4_64():
+    """Lesson 002: "loss at init 4.371 vs log|V| = 4.174", one training batch of 32 × 64; lesson 000's initialisation
+    starts confidently wrong ("4.644 at the start"). Five seeds each, on the real text."""
+    from lm.model.data import load_corpus, train_batch
+    from lm.spec import config
+
+    cfg = config.load(["profile=cpu"])
+    corpus = load_corpus(cfg.data)
+    mean = {}
+    for init in ("pytorch", "lesson000"):
+        losses = []
+        for seed in range(1, 6):
+            torch.manual_seed(seed)
+            m = GPT(GPTConfig(**{**{k: getattr(cfg.model, k) for k in cfg.model.__dataclass_fields__}, "init": init}))
+            with torch.no_grad():
+                losses.append(m(*train_batch(corpus, 32, 64, seed, 0))[1].item())
+        mean[init] = sum(losses) / len(losses)
+    assert math.log(65) < mean["pytorch"] < math.log(65) + 0.3 < 4.55 < mean["lesson000"]

@@ -49,7 +49,7 @@ def test_the_table_view_shows_each_variants_summary_the_training_time_and_the_se
 
 def test_a_description_is_plain_text():
     text = views.description(EXERCISES["context"])
-    assert text.startswith("Context length. Lesson 002: train with block_size=16")
+    assert text.startswith("Context length (lesson 002). Lesson 002: train with block_size=16")
     assert "never learn? Measures:" in text and f"(1) {EXERCISES['context'].claims[0].text}" in text
     assert "*" not in text and "`" not in text
 

@@ -110,14 +110,15 @@ def test_bad_input_starts_nothing(args, message, tmp_path, monkeypatch, capsys):
 
 
 def test_a_variant_two_exercises_share_is_trained_once_and_copied(tmp_path, monkeypatch, capsys):
-    """nopos' pos and heads' h4 are the base model at the same steps: one trains, the other gets its results."""
+    """nopos002's pos and heads' h4 are lesson 002's base model at the same steps: one trains, the other gets its
+    results."""
     monkeypatch.setenv("TINYGPT_STORE", str(tmp_path))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    assert suite.main(["quick=true", "ablations=[nopos,heads]"]) == 0
+    assert suite.main(["quick=true", "ablations=[nopos002,heads]"]) == 0
     out = capsys.readouterr().out
-    assert "quick/heads/h4/seed1: copied from quick/nopos/pos/seed1 (the same config)" in out
+    assert "quick/heads/h4/seed1: copied from quick/nopos002/pos/seed1 (the same config)" in out
     client = MlflowClient(f"sqlite:///{tmp_path}/mlflow.db")
-    pos = {r.info.run_name: r for r in children(client, "quick/nopos")[0]}["pos/seed1"]
+    pos = {r.info.run_name: r for r in children(client, "quick/nopos002")[0]}["pos/seed1"]
     h4 = {r.info.run_name: r for r in children(client, "quick/heads")[0]}["h4/seed1"]
     assert h4.info.status == "FINISHED" and h4.data.tags["copied_from"] == pos.info.run_id
     assert (h4.data.tags["variant"], h4.data.params["tracking.experiment"]) == ("h4", "quick/heads")
@@ -127,5 +128,5 @@ def test_a_variant_two_exercises_share_is_trained_once_and_copied(tmp_path, monk
                 [(m.step, m.value) for m in client.get_metric_history(pos.info.run_id, key)])
     assert ({a.path for a in client.list_artifacts(h4.info.run_id)} ==
             {a.path for a in client.list_artifacts(pos.info.run_id)} >= {"model.pt", "heads.csv", "samples.txt"})
-    assert suite.main(["quick=true", "ablations=[nopos,heads]"]) == 0   # and a second call has nothing to do
+    assert suite.main(["quick=true", "ablations=[nopos002,heads]"]) == 0   # and a second call has nothing to do
     assert "nothing to run" in capsys.readouterr().out

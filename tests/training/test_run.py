@@ -63,6 +63,45 @@ def test_the_run_logs_the_measurements_the_lessons_claims_read(finished):
     assert not any(k.startswith("heatmap_last_") for k in m)   # lesson 000's heatmap line asks no such question
 
 
+def test_the_final_validation_scores_every_window_of_the_held_out_text_and_keeps_each_windows_loss(finished, tmp_path):
+    """Issue 32, item 5: the final val_loss is over every window of the held-out tenth (1,743 of 64 characters), not
+    the fixed sample the curve reads; each window's loss is an artifact, in order, for pairing runs window by window."""
+    import numpy as np
+
+    from lm.model.data import held_out_windows, load_corpus
+    from lm.spec import config
+
+    uri, runs = finished
+    row = runs.loc[0]
+    corpus = load_corpus(config.load([]).data)
+    path = MlflowClient(uri).download_artifacts(row["run_id"], "val_window_losses.npy", str(tmp_path))
+    losses = np.load(path)
+    assert len(losses) == sum(len(x) for x, _ in held_out_windows(corpus, 64)) == 1743
+    sizes = np.array([64] * 1742 + [(len(corpus.val) - 1) % 64])          # the last window is shorter
+    assert row["metrics.val_loss"] == pytest.approx((losses * sizes).sum() / sizes.sum(), rel=1e-5)
+    assert row["metrics.val_loss_se"] == pytest.approx(losses.std(ddof=1) / np.sqrt(len(losses)), rel=1e-4)
+
+
+def test_the_run_logs_lesson_002s_untrained_loss_and_the_models_code_checks_at_step_0(finished):
+    """loss_at_init: one training batch, the run's first, of the model as it started (rebuilt from the seed);
+    attention_gradcheck and the worked blend: the model's code checked as lessons 000 and 001 check theirs."""
+    from lm.measures import probes
+    from lm.model.data import load_corpus, train_batch
+    from lm.spec import config
+
+    uri, runs = finished
+    client = MlflowClient(uri)
+    def at_0(key):
+        return [m.value for m in client.get_metric_history(runs.loc[0, "run_id"], key) if m.step == 0]
+
+    cfg = config.load(TINY)
+    start = probes.untrained(cfg.model, cfg.seed)
+    assert at_0("loss_at_init") == [pytest.approx(probes.batch_loss(
+        start.train(), train_batch(load_corpus(cfg.data), 32, 64, cfg.seed, 0)), rel=1e-6)]
+    assert at_0("attention_gradcheck")[0] < 1e-8 and at_0("worked_blend_1") == [pytest.approx(7.18, abs=0.005)]
+    assert 0 < runs.loc[0, "metrics.heads_attention_change"] < 1
+
+
 def test_curves_are_logged_per_step(finished):
     uri, runs = finished
     client = MlflowClient(uri)

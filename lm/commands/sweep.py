@@ -19,7 +19,8 @@ def main(argv: list[str], cfg: bool = False) -> int:
         swept, common, points = expand(grid)
         ex = exercise(name, swept, common, points)
         s = suite.load_suite_config(own)
-        _, jobs = suite.plan(s, [ex])
+        s.exercises = [ex]
+        jobs = suite.plan(s).jobs
     except ConfigError as e:
         return process.fail(str(e))
     ex.overrides += s.overrides  # overrides=[...], which the suite gives every run, belong to the exercise too

@@ -12,22 +12,18 @@ from omegaconf import OmegaConf
 from lm.commands import process
 from lm.spec import store_check
 from lm.spec.errors import USER_ERRORS
-from lm.spec.exercises import Exercise
 from lm.suite import ExitStatus, load_suite_config, plan, run
 from lm.suite.runner import NOT_STARTED
 
 
-def main(argv: list[str] | None = None, chosen: list[Exercise] | None = None, files: dict[str, str] | None = None,
-         ) -> int:
-    """chosen: exercises that are not in experiments/ (a sweep's grid, from lm/suite/sweep.py), run instead of those
-    `ablations` names; files: text files, by name, logged on their parent runs (a sweep's exercise.yaml)."""
+def main(argv: list[str] | None = None) -> int:
+    """The exit status of the suite the words ask for, run (or, with --cfg, planned and printed)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     show = any(a in ("--cfg", "-c") for a in argv)  # print the suite's config and its runs; train nothing
     argv = [a for a in argv if a not in ("--cfg", "-c", "job", "all")] if show else argv
     try:
         try:
             spec = load_suite_config(argv)
-            spec.exercises, spec.files = list(chosen or []), dict(files or {})
             if show:
                 runs = plan(spec).runs
                 settings = OmegaConf.to_container(OmegaConf.structured(spec.settings()))

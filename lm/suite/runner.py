@@ -8,7 +8,7 @@ from tqdm import tqdm
 
 from lm.run import devices
 from lm.spec import store_check
-from lm.suite import launchers
+from lm.suite.launchers import local
 from lm.suite.result import ExitStatus, RunOutcome, SuiteResult
 from lm.suite.suite import (
     CtrlC,
@@ -119,12 +119,12 @@ def _launch(spec: SuiteSpec, jobs: list[Job], todo: list[Job], store, ctrl_c: Ct
             say: Echo) -> bool:
     """The pending jobs run on the spec's launcher, under the suite's bar; False if interrupted."""
     if spec.launcher.name == "submitit":
-        from lm.suite.submitit_launcher import SubmititLauncher
+        from lm.suite.launchers.submitit import SubmititLauncher
         launcher = SubmititLauncher(spec.launcher, workers_lock)
     else:
         gpus = devices.share_gpus(todo[0].cfg.runtime.accelerator)
-        workers, threads = launchers.plan_workers(len(todo), spec.workers, spec.threads, len(gpus))
-        launcher = launchers.LocalPool(workers, threads, workers_lock)
+        workers, threads = local.plan_workers(len(todo), spec.workers, spec.threads, len(gpus))
+        launcher = local.LocalPool(workers, threads, workers_lock)
     say(f"launching on {launcher.describe()}")
     for job in todo:  # more threads than cores make OpenMP spin instead of compute
         job.cfg.runtime.threads = launcher.threads

@@ -26,7 +26,7 @@ from lm.spec import config, exercises
 from lm.spec.config import ConfigError, RunConfig
 from lm.spec.errors import DataError
 from lm.spec.exercises import Exercise, RunSpec
-from lm.suite import launchers
+from lm.suite.launchers.local import WorkerDied, worker_slot
 from lm.tracking import aggregates, views
 
 DEFAULT_SEEDS = 3  # per variant: the fewest a firm verdict needs (analysis/decision.py's MIN_SEEDS)
@@ -170,7 +170,7 @@ def plan(s: SuiteSpec) -> Plan:
     before any run is touched. An exercise that reads another's models brings it in."""
     started = time.time()
     if s.launcher.name == "submitit":
-        from lm.suite.submitit_launcher import SubmititLauncher
+        from lm.suite.launchers.submitit import SubmititLauncher
         SubmititLauncher.check(s.launcher)
     elif s.launcher.name != "local":
         raise ConfigError(f"launcher.name={s.launcher.name!r} must be local or submitit")
@@ -324,11 +324,11 @@ def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
     from lm.run import train
     from lm.tracking.store import Store
 
-    devices.pin_gpu(launchers.worker_slot())  # with several GPUs, this worker's own; before anything starts CUDA
+    devices.pin_gpu(worker_slot())  # with several GPUs, this worker's own; before anything starts CUDA
     key = cfg.data.sha256  # the corpus itself: two texts of your own are two corpora
     if key not in _corpora:
         _corpora[key] = train.prepare(cfg)
-    cfg.runtime.progress_position = launchers.worker_slot()
+    cfg.runtime.progress_position = worker_slot()
     cfg.runtime.progress = cfg.runtime.progress and sys.stdout.isatty()
     t = time.time()
     result = train.execute(cfg, _corpora[key], Store(cfg.tracking.uri, cfg.tracking.checkpoint_dir), run_id, init_run)
@@ -442,7 +442,7 @@ def dispatch(jobs: list[Job], launcher, bar, store, ctrl_c: CtrlC, say: Callable
             try:
                 job.result = fut.result()
             except Exception as e:  # a crash in the worker, or its death: the run is FAILED, the suite goes on
-                reason = str(e) if isinstance(e, launchers.WorkerDied) else f"{type(e).__name__}: {e}"
+                reason = str(e) if isinstance(e, WorkerDied) else f"{type(e).__name__}: {e}"
                 job.result = {"status": "FAILED", "reason": reason}
                 if store.client.get_run(job.run_id).info.status == "RUNNING":  # a job that never reached it
                     store.end_run(job.run_id, "FAILED", job.result["reason"])

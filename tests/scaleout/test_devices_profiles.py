@@ -12,7 +12,8 @@ from lm.run import devices
 from lm.run.module import LitGPT
 from lm.spec import config
 from lm.spec.config import ConfigError
-from lm.suite import launchers, suite
+from lm.suite import suite
+from lm.suite.launchers import local
 
 
 # --- placement: one run per GPU ---------------------------------------------------------------------------
@@ -45,9 +46,9 @@ def test_the_suite_runs_one_run_per_gpu(machine):
     assert devices.visible_gpus() == ["0", "1", "2", "3"]
     assert devices.share_gpus() == ["0", "1", "2", "3"]
     assert os.environ[devices.WORKER_GPUS] == "0,1,2,3"          # what the workers pin from
-    assert launchers.plan_workers(10, gpus=4) == (4, 1)          # 4 GPUs: 4 workers
-    assert launchers.plan_workers(2, gpus=4) == (2, 1)           # fewer runs than GPUs
-    assert launchers.plan_workers(10, workers=8, gpus=4) == (8, 1)   # asked for: two runs a GPU
+    assert local.plan_workers(10, gpus=4) == (4, 1)          # 4 GPUs: 4 workers
+    assert local.plan_workers(2, gpus=4) == (2, 1)           # fewer runs than GPUs
+    assert local.plan_workers(10, workers=8, gpus=4) == (8, 1)   # asked for: two runs a GPU
 
 
 def test_gpus_already_narrowed_by_the_user_are_the_ones_shared_out(machine):
@@ -59,9 +60,9 @@ def test_gpus_already_narrowed_by_the_user_are_the_ones_shared_out(machine):
 def test_without_gpus_or_for_cpu_runs_the_plan_is_the_cpus(machine):
     machine(0)
     assert devices.share_gpus() == [] and devices.WORKER_GPUS not in os.environ
-    assert launchers.plan_workers(10) == (10, 1)                 # one single-threaded run per core, up to 16
-    assert launchers.plan_workers(40) == (16, 1)
-    assert launchers.plan_workers(10, threads=4) == (4, 4)
+    assert local.plan_workers(10) == (10, 1)                 # one single-threaded run per core, up to 16
+    assert local.plan_workers(40) == (16, 1)
+    assert local.plan_workers(10, threads=4) == (4, 4)
     machine(4)
     assert devices.share_gpus("cpu") == [] and devices.WORKER_GPUS not in os.environ
 
@@ -84,7 +85,7 @@ def test_the_suite_plans_its_local_pool_with_the_gpus(machine, monkeypatch, tmp_
             seen.update(workers=workers, threads=threads)
             raise KeyboardInterrupt   # stop before any run starts
 
-    monkeypatch.setattr(launchers, "LocalPool", Pool)
+    monkeypatch.setattr(local, "LocalPool", Pool)
     monkeypatch.setenv("TINYGPT_STORE", str(tmp_path))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     with pytest.raises(KeyboardInterrupt):

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lm.spec.config import ConfigError
-from lm.suite.launchers import WorkerDied
+from lm.suite.launchers.local import WorkerDied
 
 CLUSTERS = ("slurm", "local", "debug")
 
@@ -211,7 +211,7 @@ def _queue_job_class():
 
 
 class SubmititLauncher:
-    """One submitit job per run. Same interface as lm.suite.launchers.LocalPool: capacity, threads, submit, describe,
+    """One submitit job per run. Same interface as lm.suite.launchers.local.LocalPool: capacity, threads, submit, describe,
     shutdown."""
 
     def __init__(self, cfg, workers_lock: str | None = None):

@@ -6,9 +6,8 @@ import time
 
 from tqdm import tqdm
 
-from lm.run import devices
 from lm.spec import store_check
-from lm.suite.launchers import local
+from lm.suite import launchers
 from lm.suite.result import ExitStatus, RunOutcome, SuiteResult
 from lm.suite.suite import (
     CtrlC,
@@ -118,13 +117,8 @@ def _held(p: Plan, store, say: Echo, started: float, imported: float) -> SuiteRe
 def _launch(spec: SuiteSpec, jobs: list[Job], todo: list[Job], store, ctrl_c: CtrlC, workers_lock: str,
             say: Echo) -> bool:
     """The pending jobs run on the spec's launcher, under the suite's bar; False if interrupted."""
-    if spec.launcher.name == "submitit":
-        from lm.suite.launchers.submitit import SubmititLauncher
-        launcher = SubmititLauncher(spec.launcher, workers_lock)
-    else:
-        gpus = devices.share_gpus(todo[0].cfg.runtime.accelerator)
-        workers, threads = local.plan_workers(len(todo), spec.workers, spec.threads, len(gpus))
-        launcher = local.LocalPool(workers, threads, workers_lock)
+    launcher = launchers.find(spec.launcher.name).start(launchers.Launch(
+        spec.launcher, len(todo), spec.workers, spec.threads, todo[0].cfg.runtime.accelerator, workers_lock))
     say(f"launching on {launcher.describe()}")
     for job in todo:  # more threads than cores make OpenMP spin instead of compute
         job.cfg.runtime.threads = launcher.threads

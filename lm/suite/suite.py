@@ -26,7 +26,9 @@ from lm.spec import config, exercises
 from lm.spec.config import ConfigError, RunConfig
 from lm.spec.errors import DataError
 from lm.spec.exercises import Exercise, RunSpec
-from lm.suite.launchers.local import WorkerDied, worker_slot
+from lm.suite import launchers
+from lm.suite.launchers import LauncherConfig, WorkerDied
+from lm.suite.launchers.local import worker_slot
 from lm.tracking import aggregates, views
 
 DEFAULT_SEEDS = 3  # per variant: the fewest a firm verdict needs (analysis/decision.py's MIN_SEEDS)
@@ -34,15 +36,6 @@ QUICK_OVERRIDES = [  # toy size: every code path, in seconds
     "train.steps=20", "eval.every=10", "eval.val_batches=2", "eval.val_batch_size=16", "eval.honest_windows=8",
     "eval.head_windows=8", "sample.length=100", "sample.count=2",
 ]
-
-
-@dataclass
-class LauncherConfig:
-    name: str = "local"         # local: worker processes here; submitit: one job per run (SLURM or local)
-    cluster: str | None = None  # submitit's cluster: slurm, local or debug
-    folder: str = ".cache/submitit"
-    max_jobs: int = 8           # jobs in flight at once
-    parameters: dict[str, Any] = field(default_factory=dict)  # submitit's resources, e.g. timeout_min
 
 
 @dataclass
@@ -169,11 +162,7 @@ def plan(s: SuiteSpec) -> Plan:
     """Every run the suite asks for, composed and checked, after its launcher: a mistake is a ConfigError of one line
     before any run is touched. An exercise that reads another's models brings it in."""
     started = time.time()
-    if s.launcher.name == "submitit":
-        from lm.suite.launchers.submitit import SubmititLauncher
-        SubmititLauncher.check(s.launcher)
-    elif s.launcher.name != "local":
-        raise ConfigError(f"launcher.name={s.launcher.name!r} must be local or submitit")
+    launchers.find(s.launcher.name).check(s.launcher)
     chosen = list(s.exercises) if s.exercises else exercises.select(s.ablations)
     known = exercises.load_all()
     for ex in list(chosen):

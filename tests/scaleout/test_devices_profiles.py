@@ -76,16 +76,15 @@ def test_a_worker_pins_its_gpu_before_cuda_starts(machine, monkeypatch):
 
 
 def test_the_suite_plans_its_local_pool_with_the_gpus(machine, monkeypatch, tmp_path):
-    """main() builds the pool with the GPUs it shares out, so a GPU machine gets one worker per GPU."""
+    """The suite builds its local pool with the GPUs it shares out, so a GPU machine gets one worker per GPU."""
     machine(3)
     seen = {}
 
-    class Pool:
-        def __init__(self, workers, threads, lock):
-            seen.update(workers=workers, threads=threads)
-            raise KeyboardInterrupt   # stop before any run starts
+    def pool(self, workers, threads, lock):
+        seen.update(workers=workers, threads=threads)
+        raise KeyboardInterrupt   # stop before any run starts
 
-    monkeypatch.setattr(local, "LocalPool", Pool)
+    monkeypatch.setattr(local.LocalPool, "__init__", pool)
     monkeypatch.setenv("TINYGPT_STORE", str(tmp_path))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     with pytest.raises(KeyboardInterrupt):

@@ -15,8 +15,7 @@ from submitit.core.utils import DelayedSubmission
 
 from lm.commands import suite as suite_command
 from lm.spec.config import RunConfig
-from lm.suite import suite
-from lm.suite.suite import LauncherConfig
+from lm.suite import LauncherConfig, suite
 
 
 @pytest.fixture(scope="module")

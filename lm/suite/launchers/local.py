@@ -102,7 +102,7 @@ class LocalPool:
 
     @classmethod
     def start(cls, launch: Launch) -> "LocalPool":
-        """A pool for the launch's runs: workers × threads as plan_workers chooses them, with the GPUs it shares out."""
+        """A pool for the launch's runs: workers × threads by plan_workers, with the GPUs it shares out."""
         gpus = devices.share_gpus(launch.accelerator)
         workers, threads = plan_workers(launch.runs, launch.workers, launch.threads, len(gpus))
         return cls(workers, threads, launch.workers_lock)

@@ -219,7 +219,8 @@ def minutes(er, variant: str) -> float:
 def grow(opts, runs, chosen: list[Open], budget: Budget) -> tuple[int, dict, float]:
     """One round: the chosen claims' variants brought to their next look through the suite, one suite per target;
     its exit status, the runs read afterwards, and what it spent (runs, or CPU-minutes), counted from them."""
-    from lm.commands import suite
+    from lm.spec.errors import USER_ERRORS
+    from lm.suite import ExitStatus, SuiteSpec, run
 
     before = {name: set(er.finished["run_id"]) | set(er.others["run_id"]) for name, er in runs.items()}
     targets: dict[tuple[str, str], int] = {}
@@ -229,12 +230,14 @@ def grow(opts, runs, chosen: list[Open], budget: Budget) -> tuple[int, dict, flo
     status = 0
     for n in sorted(set(targets.values())):
         named = sorted(f"{e}/{v}" for (e, v), t in targets.items() if t == n)
-        argv = [f"ablations=[{','.join(sorted({x.split('/')[0] for x in named}))}]", f"seeds={n}",
-                f"variants=[{','.join(named)}]"]
-        argv += ["quick=true"] * opts.quick + [f"workers={opts.workers}"] * bool(opts.workers)
-        argv += [f"tracking_uri={opts.tracking_uri}"] * bool(opts.tracking_uri)
-        print(f"\npython -m lm.commands.suite {' '.join(argv)}", flush=True)
-        status = suite.main(argv)
+        spec = SuiteSpec(ablations=sorted({x.split("/")[0] for x in named}), seeds=n, variants=named,
+                         quick=opts.quick, workers=opts.workers, tracking_uri=opts.tracking_uri)
+        print(f"\nthe suite: {', '.join(named)} to {n} seeds", flush=True)
+        try:
+            status = run(spec).status
+        except USER_ERRORS as e:  # one line, as `make ablations` says it
+            print(f"error: {e}", file=sys.stderr)
+            status = ExitStatus.BAD_INPUT
         if status != 0:
             break
     after = read(opts)

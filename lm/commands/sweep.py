@@ -3,9 +3,9 @@ then handed to the suite as an exercise of its own (lm/suite/sweep.py builds it)
 import sys
 
 from lm import process
-from lm.commands import suite as suite_command
 from lm.spec.config import ConfigError
-from lm.suite import suite
+from lm.spec.errors import USER_ERRORS
+from lm.suite import load_suite_config, plan, run
 from lm.suite.sweep import ARTIFACT, exercise, expand, split, to_yaml
 
 
@@ -18,8 +18,9 @@ def main(argv: list[str], cfg: bool = False) -> int:
     try:
         swept, common, points = expand(grid)
         ex = exercise(name, swept, common, points)
-        s = suite.load_suite_config(own)
-        _, jobs = suite.plan(s, [ex])
+        s = load_suite_config(own)
+        s.exercises = [ex]
+        jobs = plan(s).jobs
     except ConfigError as e:
         return process.fail(str(e))
     ex.overrides += s.overrides  # overrides=[...], which the suite gives every run, belong to the exercise too
@@ -28,7 +29,11 @@ def main(argv: list[str], cfg: bool = False) -> int:
         print(text + "# runs:\n" + "".join(f"#   {j.experiment}/{j.spec.name}\n" for j in jobs), end="")
         return 0
     print(f"sweep {ex.name}: {len(points)} points × {s.per_variant} seeds", flush=True)
-    return suite_command.main(own, chosen=[ex], files={ARTIFACT: text})
+    s.files = {ARTIFACT: text}
+    try:
+        return run(s).status
+    except USER_ERRORS as e:
+        return process.fail(str(e))
 
 if __name__ == "__main__":
     process.finish(main(sys.argv[1:]))

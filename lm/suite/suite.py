@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -27,6 +27,8 @@ from lm.spec.config import ConfigError, RunConfig
 from lm.spec.errors import DataError
 from lm.spec.exercises import Exercise, RunSpec
 from lm.suite import launchers
+from lm.suite.launchers import LauncherConfig, WorkerDied
+from lm.suite.launchers.local import worker_slot
 from lm.tracking import aggregates, views
 
 DEFAULT_SEEDS = 3  # per variant: the fewest a firm verdict needs (analysis/verdicts/decision.py's MIN_SEEDS)
@@ -37,16 +39,8 @@ QUICK_OVERRIDES = [  # toy size: every code path, in seconds
 
 
 @dataclass
-class LauncherConfig:
-    name: str = "local"         # local: worker processes here; submitit: one job per run (SLURM or local)
-    cluster: str | None = None  # submitit's cluster: slurm, local or debug
-    folder: str = ".cache/submitit"
-    max_jobs: int = 8           # jobs in flight at once
-    parameters: dict[str, Any] = field(default_factory=dict)  # submitit's resources, e.g. timeout_min
-
-
-@dataclass
 class SuiteConfig:
+    """The suite's settings as conf/suite.yaml declares them and the command line overrides them."""
     ablations: Any = "all"      # all, or a list of exercise names
     seeds: int | None = None    # per variant; None: 3, quick runs 1
     quick: bool = False
@@ -69,6 +63,17 @@ class SuiteConfig:
             raise ValueError(f"seeds={self.seeds} must be positive")
         if self.workers < 0 or self.threads < 0:
             raise ValueError("workers and threads must be 0 (automatic) or more")
+
+
+@dataclass
+class SuiteSpec(SuiteConfig):
+    """A suite as a caller asks for it: its settings (SuiteConfig's), and what only Python can hand over."""
+    exercises: list[Exercise] = field(default_factory=list)  # the caller's own (a sweep's grid), instead of ablations'
+    files: dict[str, str] = field(default_factory=dict)      # text files, by name, logged on each exercise's parent run
+
+    def settings(self) -> SuiteConfig:
+        """Its settings alone, as conf/suite.yaml holds them (what --cfg prints)."""
+        return SuiteConfig(**{f.name: getattr(self, f.name) for f in fields(SuiteConfig)})
 
 
 class State(Enum):
@@ -117,9 +122,9 @@ class Job:
                                                                 + m.n_layer * m.block_size * m.n_embd)
 
 
-def load_suite_config(argv: list[str]) -> SuiteConfig:
-    """Suite keys (seeds=1, launcher=slurm) configure the suite; any other override (train.lr=0.01) goes to
-    every run, like the entries of overrides=[...]."""
+def load_suite_config(argv: list[str]) -> SuiteSpec:
+    """The spec of the suite a command line asks for: suite keys (seeds=1, launcher=slurm) configure the suite; any
+    other override (train.lr=0.01) goes to every run, like the entries of overrides=[...]."""
     suite_keys = {f.name for f in fields(SuiteConfig)}
     own = [a for a in argv if a.lstrip("+~").split("=")[0].split(".")[0] in suite_keys]
     raw = config.compose_dict(own, "suite")
@@ -130,13 +135,35 @@ def load_suite_config(argv: list[str]) -> SuiteConfig:
     except ValueError as e:
         raise ConfigError(str(e)) from None
     s.overrides = [*s.overrides, *(a for a in argv if a not in own)]
-    return s
+    return SuiteSpec(**vars(s))
 
 
-def plan(s: SuiteConfig, chosen: list[Exercise] | None = None) -> tuple[list[Exercise], list[Job]]:
-    """Every run the suite asks for, composed and checked; an exercise that reads another's models brings it in.
-    chosen: exercises of the caller's own (a sweep's grid), instead of those `ablations` names."""
-    chosen = list(chosen) if chosen else exercises.select(s.ablations)
+@dataclass
+class Plan:
+    """A suite's runs before any is touched: its exercises (those asked for, after the ones whose models they read)
+    and a job per run, each run's config composed and checked."""
+    spec: SuiteSpec
+    exercises: list[Exercise]
+    jobs: list[Job]
+    seconds: float              # what planning took: the launcher's check and every run's config
+
+    @property
+    def prefix(self) -> str:
+        """Before each exercise's name, its experiment's: quick/ for the quick suite."""
+        return "quick/" if self.spec.quick else ""
+
+    @property
+    def runs(self) -> list[str]:
+        """Each run as experiment/variant/seed (quick/nopos/pos/seed1), in the plan's order."""
+        return [f"{j.experiment}/{j.spec.name}" for j in self.jobs]
+
+
+def plan(s: SuiteSpec) -> Plan:
+    """Every run the suite asks for, composed and checked, after its launcher: a mistake is a ConfigError of one line
+    before any run is touched. An exercise that reads another's models brings it in."""
+    started = time.time()
+    launchers.find(s.launcher.name).check(s.launcher)
+    chosen = list(s.exercises) if s.exercises else exercises.select(s.ablations)
     known = exercises.load_all()
     for ex in list(chosen):
         if ex.init_from and known[ex.init_from] not in chosen:
@@ -158,7 +185,7 @@ def plan(s: SuiteConfig, chosen: list[Exercise] | None = None) -> tuple[list[Exe
             except (ConfigError, DataError) as e:  # DataError: a file of your own that cannot be a corpus
                 raise ConfigError(f"{ex.name}/{spec.name}: {e}") from None
             jobs.append(Job(spec, cfg, f"{prefix}{ex.name}", cfg.config_hash))
-    return chosen, only(jobs, s.variants) if s.variants else jobs
+    return Plan(s, chosen, only(jobs, s.variants) if s.variants else jobs, time.time() - started)
 
 
 def only(jobs: list[Job], variants: list[str]) -> list[Job]:
@@ -175,8 +202,9 @@ def only(jobs: list[Job], variants: list[str]) -> list[Job]:
 
 
 @contextmanager
-def exclusive(store) -> None:
-    """One suite per store at a time: a second one waits, then finds the first one's runs finished."""
+def exclusive(store, echo: bool = True) -> None:
+    """One suite per store at a time: a second one waits (and says so, with echo), then finds the first one's runs
+    finished."""
     folder = store.local_dir or Path.home() / ".cache/tinygpt/locks"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"suite-{hashlib.sha256(store.uri.encode()).hexdigest()[:8]}.lock"
@@ -184,7 +212,8 @@ def exclusive(store) -> None:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            print("another suite is using this store; waiting for it to finish…", file=sys.stderr, flush=True)
+            if echo:
+                print("another suite is using this store; waiting for it to finish…", file=sys.stderr, flush=True)
             fcntl.flock(lock, fcntl.LOCK_EX)
         workers_lock = f"{path}.workers"
         with open(workers_lock, "a+") as w:  # workers of a killed suite: wait until they are gone
@@ -284,11 +313,11 @@ def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
     from lm.run import train
     from lm.tracking.store import Store
 
-    devices.pin_gpu(launchers.worker_slot())  # with several GPUs, this worker's own; before anything starts CUDA
+    devices.pin_gpu(worker_slot())  # with several GPUs, this worker's own; before anything starts CUDA
     key = cfg.data.sha256  # the corpus itself: two texts of your own are two corpora
     if key not in _corpora:
         _corpora[key] = train.prepare(cfg)
-    cfg.runtime.progress_position = launchers.worker_slot()
+    cfg.runtime.progress_position = worker_slot()
     cfg.runtime.progress = cfg.runtime.progress and sys.stdout.isatty()
     t = time.time()
     result = train.execute(cfg, _corpora[key], Store(cfg.tracking.uri, cfg.tracking.checkpoint_dir), run_id, init_run)
@@ -334,11 +363,11 @@ class CtrlC:
 STOPPING = "stopping: the runs in progress finish their step and are marked KILLED (Ctrl-C again to quit now)"
 
 
-def dispatch(jobs: list[Job], launcher, bar, store, ctrl_c: CtrlC) -> bool:
+def dispatch(jobs: list[Job], launcher, bar, store, ctrl_c: CtrlC, say: Callable[[str], None] = tqdm.write) -> bool:
     """Runs the pending jobs, longest first, a source before what reads it, a twin after its leader (and copies
     the leader's results). False if interrupted: by a Ctrl-C to the suite, or to one of its runs (a terminal's
     Ctrl-C goes to every process of the suite: a run stopped by it stops the suite, even if the suite's own process
-    missed it)."""
+    missed it). say: where the line of each finished run goes (above the bar)."""
     pending = sorted((j for j in jobs if j.state == State.PENDING), key=lambda j: -j.cost)
     sources = {(j.spec.exercise, j.spec.seed): j for j in jobs}
     running: dict = {}
@@ -375,15 +404,15 @@ def dispatch(jobs: list[Job], launcher, bar, store, ctrl_c: CtrlC) -> bool:
             if job.twin and r["status"] == "FINISHED" else ""
         left = (time.time() - work["start"]) * (work["total"] / work["done"] - 1) if work["done"] else None
         eta = f" (suite: about {left / 60:.1f} min left)" if left is not None else ""
-        tqdm.write(f"[{finished}/{total}] {job.experiment}/{job.spec.name}: {how or r['status'].lower()} in "
-                   f"{r.get('seconds', 0):.0f}s, {what}{eta}")
+        say(f"[{finished}/{total}] {job.experiment}/{job.spec.name}: {how or r['status'].lower()} in "
+            f"{r.get('seconds', 0):.0f}s, {what}{eta}")
 
     while pending or running:
         if not interrupted and (ctrl_c.count or any(j.result.get("signal") == "SIGINT" for j in jobs)):
             interrupted = True
             pending = []
             launcher.interrupt()
-            tqdm.write(STOPPING)
+            say(STOPPING)
         if not interrupted:
             for job in [j for j in pending if ready(j) and j.twin is not None]:  # copies: here, at once
                 pending.remove(job)
@@ -402,7 +431,7 @@ def dispatch(jobs: list[Job], launcher, bar, store, ctrl_c: CtrlC) -> bool:
             try:
                 job.result = fut.result()
             except Exception as e:  # a crash in the worker, or its death: the run is FAILED, the suite goes on
-                reason = str(e) if isinstance(e, launchers.WorkerDied) else f"{type(e).__name__}: {e}"
+                reason = str(e) if isinstance(e, WorkerDied) else f"{type(e).__name__}: {e}"
                 job.result = {"status": "FAILED", "reason": reason}
                 if store.client.get_run(job.run_id).info.status == "RUNNING":  # a job that never reached it
                     store.end_run(job.run_id, "FAILED", job.result["reason"])
@@ -416,15 +445,20 @@ def dispatch(jobs: list[Job], launcher, bar, store, ctrl_c: CtrlC) -> bool:
     return not interrupted
 
 
-def summarise(store, jobs: list[Job], means: dict[str, dict[str, str]]) -> str:
+def ended(store, jobs: list[Job]) -> list:
+    """Each job's MLflow run as the suite ends (None for a job that never got one): a run finished before the suite
+    began as attach() read it, the others read again."""
+    return [job.found or (store.client.get_run(job.run_id) if job.run_id else None) for job in jobs]
+
+
+def summarise(jobs: list[Job], runs: list, means: dict[str, dict[str, str]]) -> str:
     """The closing table: per exercise and variant, its seeds, how many finished, and the validation loss as mean ±
     std over the finished seeds, read from `means` (each exercise's parent-run summaries, from aggregates.refresh:
-    one computation for the table, the parent run and the UI)."""
+    one computation for the table, the parent run and the UI). runs: each job's, from ended()."""
     import pandas as pd
 
     rows = []
-    for job in jobs:  # a run finished before the suite began is as attach() read it
-        run = job.found or (store.client.get_run(job.run_id) if job.run_id else None)
+    for job, run in zip(jobs, runs):
         rows.append({"exercise": job.experiment, "variant": job.spec.variant,
                      "status": run.info.status if run else job.state.name})
     table = pd.DataFrame(rows).groupby(["exercise", "variant"], sort=False).agg(

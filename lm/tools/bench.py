@@ -44,7 +44,8 @@ from lm.run import train
 from lm.spec import config
 from lm.spec.options import BenchOptions as Options
 from lm.spec.options import parse as parse_options
-from lm.suite import launchers, suite
+from lm.suite import suite
+from lm.suite.launchers.local import LocalPool
 from lm.tools import bench_process, bench_scale
 from lm.tracking.store import Store
 
@@ -256,7 +257,7 @@ def bench_suite(o: Options, table: Table, scratch: str) -> dict:
     store = Store(f"sqlite:///{scratch}/suite.db")
     lock = os.path.join(scratch, "workers.lock")
     plans = {"serial": (1, cores), "side by side": (cores, 1)}
-    pools = {k: launchers.LocalPool(w, t, lock) for k, (w, t) in plans.items()}
+    pools = {k: LocalPool(w, t, lock) for k, (w, t) in plans.items()}
     rates: dict[str, list[float]] = {k: [] for k in plans}
     serial_s: dict[str, list[float]] = {k: [] for k in plans}
     try:

@@ -50,7 +50,8 @@ def exercise(runs: int) -> exercises.Exercise:
 
 def plan(uri: str, runs: int) -> tuple[list[exercises.Exercise], list[suite.Job]]:
     """The suite's plan of the scale exercise into the store at uri."""
-    return suite.plan(suite.SuiteConfig(seeds=runs // 2, tracking_uri=uri), [exercise(runs)])
+    p = suite.plan(suite.SuiteSpec(seeds=runs // 2, tracking_uri=uri, exercises=[exercise(runs)]))
+    return p.exercises, p.jobs
 
 
 def metrics(job: suite.Job) -> dict[str, float]:

@@ -95,7 +95,7 @@ def test_torch_is_bounded_and_submitit_pinned_to_the_versions_that_are_tested():
     tested = Version(pins["torch"][0])
     assert torch.contains(tested) and not torch.contains(f"{tested.major}.{tested.minor + 1}.0")
     assert not torch.contains(f"{tested.major}.{tested.minor - 1}.0")
-    # lm/suite/submitit_launcher.py uses submitit's private internals: exactly the version tested.
+    # lm/suite/launchers/submitit.py uses submitit's private internals: exactly the version tested.
     assert [(s.operator, s.version) for s in submitit] == [("==", pins["submitit"][0])]
 
 

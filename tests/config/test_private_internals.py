@@ -2,19 +2,19 @@
 behave as the code relies on: a new release that renames or changes one fails here, by name, rather than somewhere in
 a run. Where each is used:
 
-    Hydra        lm/suite/sweep.py             BasicSweeper.split_arguments: the grid of a sweep's overrides
-    Lightning    lm/run/train.py               ModelCheckpoint's _save_checkpoint, _save_last_checkpoint,
-                                               _should_skip_saving_checkpoint, _monitor_candidates, _last_checkpoint_saved
-                 lm/run/module.py              _current_fx_name, which Lightning sets around every hook it calls
-    submitit     lm/suite/submitit_launcher.py AutoExecutor._executor: its job_class, its update_parameters(visible_gpus);
-                                               SlurmInfoWatcher's _registered, _finished, _info_dict, _num_calls,
-                                               _last_status_check and is_done(mode="cache")
-    MLflow       lm/tracking/store.py          mlflow.tracking._tracking_service.utils._tracking_uri
-                 lm/tracking/datasets.py       MetaDataset._to_mlflow_entity
-    torch        lm/run/module.py              torch._functorch.config.ban_recompute_materialized_backward
-                 lm/measures/probes.py         torch.utils._python_dispatch.TorchDispatchMode, aten._softmax, _safe_softmax
-    Python       lm/suite/launchers.py         ProcessPoolExecutor's _broken and _processes (the interpreter's own:
-                                               pyproject.toml asks for 3.11 or later, where these tests ran)
+    Hydra        lm/suite/sweep.py              BasicSweeper.split_arguments: the grid of a sweep's overrides
+    Lightning    lm/run/train.py                ModelCheckpoint's _save_checkpoint, _save_last_checkpoint,
+                                                _should_skip_saving_checkpoint, _monitor_candidates, _last_checkpoint_saved
+                 lm/run/module.py               _current_fx_name, which Lightning sets around every hook it calls
+    submitit     lm/suite/launchers/submitit.py AutoExecutor._executor: its job_class, its update_parameters(visible_gpus);
+                                                SlurmInfoWatcher's _registered, _finished, _info_dict, _num_calls,
+                                                _last_status_check and is_done(mode="cache")
+    MLflow       lm/tracking/store.py           mlflow.tracking._tracking_service.utils._tracking_uri
+                 lm/tracking/datasets.py        MetaDataset._to_mlflow_entity
+    torch        lm/run/module.py               torch._functorch.config.ban_recompute_materialized_backward
+                 lm/measures/probes.py          torch.utils._python_dispatch.TorchDispatchMode, aten._softmax, _safe_softmax
+    Python       lm/suite/launchers/local.py    ProcessPoolExecutor's _broken and _processes (the interpreter's own:
+                                                pyproject.toml asks for 3.11 or later, where these tests ran)
 """
 import inspect
 import math
@@ -163,7 +163,7 @@ def test_submitits_inner_local_executor_shows_a_job_the_gpus_it_is_given(tmp_pat
 
 
 def test_submitits_slurm_watcher_keeps_the_state_the_queue_watcher_writes():
-    """lm/suite/submitit_launcher.py's QueueWatcher fills _info_dict from squeue and adds to _finished; is_done
+    """lm/suite/launchers/submitit.py's QueueWatcher fills _info_dict from squeue and adds to _finished; is_done
     with mode="cache" then reads it without calling sacct."""
     assert isinstance(SlurmJob.watcher, SlurmInfoWatcher)
     watcher = SlurmInfoWatcher(delay_s=30)

@@ -129,7 +129,7 @@ def expected_jobs(args: list[str]) -> dict[tuple[str, str, str], object]:
     """(experiment, variant, seed) → the job's config, for the runs a suite command asks for."""
     from lm.suite import suite
 
-    _, jobs = suite.plan(suite.load_suite_config(args))
+    jobs = suite.plan(suite.load_suite_config(args)).jobs
     return {(j.experiment, j.spec.variant, str(j.spec.seed)): j.cfg for j in jobs}
 
 

@@ -13,7 +13,7 @@ import pytest
 from lm.commands import suite as suite_command
 from lm.commands import train as train_command
 from lm.run import train
-from lm.suite import launchers
+from lm.suite.launchers import local
 from tests.conftest import DATA
 from tests.reliability import harness
 
@@ -151,7 +151,7 @@ def test_bad_input_is_refused_clearly_before_any_work(case, killed, tmp_path, mo
         def no_work(*a, **k):
             raise AssertionError("work started")
 
-        monkeypatch.setattr(launchers, "LocalPool", no_work)
+        monkeypatch.setattr(local.LocalPool, "start", no_work)
         monkeypatch.setattr(train, "execute", no_work)
         rc = (suite_command.main if command == "suite" else train_command.main)(args)
         out, err = capsys.readouterr()

@@ -49,8 +49,9 @@ def test_a_dead_worker_fails_its_run_alone_and_the_suite_ends_with_its_summary(d
 def test_the_next_suite_trains_only_the_lost_run_again_in_place(dead_worker, monkeypatch):
     _, runs, store, experiments = dead_worker
     monkeypatch.setenv("TINYGPT_EXPERIMENTS", str(experiments))
-    chosen, jobs = suite.plan(suite.load_suite_config(ARGS[:2] + [f"tracking_uri={harness.uri(store)}"]))
-    suite.attach(Store(harness.uri(store)), chosen, jobs, "quick/")
+    p = suite.plan(suite.load_suite_config(ARGS[:2] + [f"tracking_uri={harness.uri(store)}"]))
+    jobs = p.jobs
+    suite.attach(Store(harness.uri(store)), p.exercises, jobs, "quick/")
     pending = [j for j in jobs if j.state == suite.State.PENDING]
     harness.record("dead_worker", runs_lost=sum(r.info.status != "FINISHED" for r in runs.values()) - len(pending),
                    to_train_again=len(pending))

@@ -46,14 +46,16 @@ def test_a_start_marks_runs_left_running_killed(fresh, monkeypatch):
     to start marks each KILLED (then trains it again in place)."""
     monkeypatch.setenv("TINYGPT_STORE", str(fresh))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    chosen, jobs = suite.plan(suite.load_suite_config(harness.QUICK))
+    p = suite.plan(suite.load_suite_config(harness.QUICK))
+    jobs = p.jobs
     store = Store()
-    suite.attach(store, chosen, jobs, "quick/")
+    suite.attach(store, p.exercises, jobs, "quick/")
     assert not any(j.run_id for j in jobs)   # a run is created as it starts, so that its duration is its own
     left = {suite.open_run(store, j) for j in jobs}
     assert {store.client.get_run(r).info.status for r in left} == {"RUNNING"}
-    chosen, again = suite.plan(suite.load_suite_config(harness.QUICK))
-    suite.attach(store, chosen, again, "quick/")
+    p = suite.plan(suite.load_suite_config(harness.QUICK))
+    again = p.jobs
+    suite.attach(store, p.exercises, again, "quick/")
     assert {j.run_id for j in again} == left  # the same runs, to be trained in place: no duplicates
     for r in left:
         run = store.client.get_run(r)

@@ -12,7 +12,8 @@ from lm.run import devices
 from lm.run.module import LitGPT
 from lm.spec import config
 from lm.spec.config import ConfigError
-from lm.suite import launchers, suite
+from lm.suite import suite
+from lm.suite.launchers import local
 
 
 # --- placement: one run per GPU ---------------------------------------------------------------------------
@@ -45,9 +46,9 @@ def test_the_suite_runs_one_run_per_gpu(machine):
     assert devices.visible_gpus() == ["0", "1", "2", "3"]
     assert devices.share_gpus() == ["0", "1", "2", "3"]
     assert os.environ[devices.WORKER_GPUS] == "0,1,2,3"          # what the workers pin from
-    assert launchers.plan_workers(10, gpus=4) == (4, 1)          # 4 GPUs: 4 workers
-    assert launchers.plan_workers(2, gpus=4) == (2, 1)           # fewer runs than GPUs
-    assert launchers.plan_workers(10, workers=8, gpus=4) == (8, 1)   # asked for: two runs a GPU
+    assert local.plan_workers(10, gpus=4) == (4, 1)          # 4 GPUs: 4 workers
+    assert local.plan_workers(2, gpus=4) == (2, 1)           # fewer runs than GPUs
+    assert local.plan_workers(10, workers=8, gpus=4) == (8, 1)   # asked for: two runs a GPU
 
 
 def test_gpus_already_narrowed_by_the_user_are_the_ones_shared_out(machine):
@@ -59,9 +60,9 @@ def test_gpus_already_narrowed_by_the_user_are_the_ones_shared_out(machine):
 def test_without_gpus_or_for_cpu_runs_the_plan_is_the_cpus(machine):
     machine(0)
     assert devices.share_gpus() == [] and devices.WORKER_GPUS not in os.environ
-    assert launchers.plan_workers(10) == (10, 1)                 # one single-threaded run per core, up to 16
-    assert launchers.plan_workers(40) == (16, 1)
-    assert launchers.plan_workers(10, threads=4) == (4, 4)
+    assert local.plan_workers(10) == (10, 1)                 # one single-threaded run per core, up to 16
+    assert local.plan_workers(40) == (16, 1)
+    assert local.plan_workers(10, threads=4) == (4, 4)
     machine(4)
     assert devices.share_gpus("cpu") == [] and devices.WORKER_GPUS not in os.environ
 
@@ -75,16 +76,15 @@ def test_a_worker_pins_its_gpu_before_cuda_starts(machine, monkeypatch):
 
 
 def test_the_suite_plans_its_local_pool_with_the_gpus(machine, monkeypatch, tmp_path):
-    """main() builds the pool with the GPUs it shares out, so a GPU machine gets one worker per GPU."""
+    """The suite builds its local pool with the GPUs it shares out, so a GPU machine gets one worker per GPU."""
     machine(3)
     seen = {}
 
-    class Pool:
-        def __init__(self, workers, threads, lock):
-            seen.update(workers=workers, threads=threads)
-            raise KeyboardInterrupt   # stop before any run starts
+    def pool(self, workers, threads, lock):
+        seen.update(workers=workers, threads=threads)
+        raise KeyboardInterrupt   # stop before any run starts
 
-    monkeypatch.setattr(launchers, "LocalPool", Pool)
+    monkeypatch.setattr(local.LocalPool, "__init__", pool)
     monkeypatch.setenv("TINYGPT_STORE", str(tmp_path))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     with pytest.raises(KeyboardInterrupt):
@@ -172,7 +172,7 @@ def test_the_large_profile_warms_up_then_decays_to_min_lr():
 
 def test_a_profile_goes_under_every_exercise_of_the_suite():
     s = suite.load_suite_config(["quick=true", "ablations=[heads]", "profile=gpu"])
-    _, jobs = suite.plan(s)
+    jobs = suite.plan(s).jobs
     # The exercise's variants go on top; its base variant (h4, no override) takes the profile's 6 heads.
     assert {j.spec.variant: j.cfg.model.n_head for j in jobs} == {"h1": 1, "h2": 2, "h4": 6, "h8": 8}
     assert {(j.cfg.model.n_embd, j.cfg.model.block_size, j.cfg.train.optimizer) for j in jobs} == {(192, 128, "adamw")}

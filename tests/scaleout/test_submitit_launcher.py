@@ -15,8 +15,7 @@ from submitit.core.utils import DelayedSubmission
 
 from lm.commands import suite as suite_command
 from lm.spec.config import RunConfig
-from lm.suite import suite
-from lm.suite.suite import LauncherConfig
+from lm.suite import LauncherConfig, suite
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +118,7 @@ def test_a_launcher_that_cannot_launch_is_one_line_and_touches_nothing(store, ar
 
 
 def test_a_job_that_fails_says_why_in_one_line(tmp_path):
-    from lm.suite.submitit_launcher import SubmititLauncher
+    from lm.suite.launchers.submitit import SubmititLauncher
 
     launcher = SubmititLauncher(LauncherConfig(name="submitit", cluster="local", folder=str(tmp_path), max_jobs=0,
                                                parameters={"timeout_min": 5, "cpus_per_task": 1}))
@@ -141,7 +140,7 @@ def test_launcher_slurm_writes_the_sbatch_script_from_conf(tmp_path, monkeypatch
     """No cluster here: a stand-in sbatch that accepts the job shows what SLURM would be asked for."""
     import signal
 
-    from lm.suite.submitit_launcher import SubmititLauncher
+    from lm.suite.launchers.submitit import SubmititLauncher
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -179,7 +178,7 @@ def test_launcher_slurm_writes_the_sbatch_script_from_conf(tmp_path, monkeypatch
 def test_local_jobs_with_gpus_get_one_each(tmp_path, monkeypatch):
     """submitit's local executor would hand every job GPU 0; each job gets a GPU of its own while there are enough."""
     from lm.run import devices
-    from lm.suite.submitit_launcher import SubmititLauncher
+    from lm.suite.launchers.submitit import SubmititLauncher
 
     monkeypatch.setattr(devices, "visible_gpus", lambda: ["0", "1"])
     launcher = SubmititLauncher(LauncherConfig(name="submitit", cluster="local", folder=str(tmp_path), max_jobs=0,

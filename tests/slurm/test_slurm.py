@@ -155,7 +155,7 @@ def test_scancel_of_a_running_job_leaves_its_run_resumable_and_the_next_call_res
 
 
 def test_a_job_past_its_time_limit_stops_with_a_checkpoint_and_the_next_call_resumes_it(cluster, reference, tmp_path):
-    """timeout_min=1, SLURM's least: no warning signal fits in a minute (lm/suite/submitit_launcher.py), so the job runs
+    """timeout_min=1, SLURM's least: no warning signal fits in a minute (lm/suite/launchers/submitit.py), so the job runs
     past its limit (SLURM checks limits every 30 s) and SLURM kills it; the run is FAILED with its checkpoint of step
     10. Had a warning come (SIGUSR2), the run would finish its step, save a checkpoint and end KILLED."""
     store, folder = tmp_path / "store", tmp_path / "jobs"

@@ -6,8 +6,7 @@ from collections import Counter
 from mlflow.tracking import MlflowClient
 
 from analysis.store_reading.reader import Reader
-from lm.commands import suite as suite_command
-from lm.suite import suite
+from lm.suite import ExitStatus, SuiteSpec, run, suite
 from lm.tools import scale_store
 from lm.tracking import store as tracking
 from lm.tracking.store import every_run, finished_runs
@@ -21,9 +20,9 @@ def experiment_runs(uri: str) -> list:
 
 
 def no_op_suite(uri: str, runs: int, capsys) -> str:
-    code = suite_command.main([f"tracking_uri={uri}", f"seeds={runs // 2}"], chosen=[scale_store.exercise(runs)])
+    result = run(SuiteSpec(tracking_uri=uri, seeds=runs // 2, exercises=[scale_store.exercise(runs)]))
     out = capsys.readouterr().out
-    assert code == 0, out[-2000:]
+    assert result.status == ExitStatus.OK, out[-2000:]
     assert f"{runs} runs in 1 exercises" in out and f"{runs} already done, 0 to run" in out, out[-2000:]
     return out
 

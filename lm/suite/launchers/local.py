@@ -1,4 +1,5 @@
-"""Where a suite's runs execute: worker processes on this machine, or jobs through submitit."""
+"""The local launcher (`launcher=local`, the default): worker processes on this machine, each with its share of the
+cores or a GPU of its own."""
 import fcntl
 import multiprocessing as mp
 import os
@@ -7,6 +8,9 @@ import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+
+from lm.run import devices
+from lm.suite.launchers import Launch, LauncherConfig, WorkerDied, register
 
 
 def plan_workers(jobs: int, workers: int = 0, threads: int = 0, gpus: int = 0) -> tuple[int, int]:
@@ -54,11 +58,6 @@ def worker_slot() -> int:
     return _slot or 0
 
 
-class WorkerDied(RuntimeError):
-    """The process that ran a job died under it (the kernel's out-of-memory killer, a kill, a crash in C): the
-    job's run failed, and nothing else did."""
-
-
 def death(exitcode: int | None) -> str:
     """How a worker process ended, in one line: SIGKILL is what the kernel's out-of-memory killer sends."""
     if exitcode is None or exitcode >= 0:
@@ -84,6 +83,7 @@ class _Work:
             raise WorkerDied(death(self.process.exitcode)) from None
 
 
+@register("local")
 class LocalPool:
     """Worker processes on this machine, each with its share of the cores. Each worker is a pool of its own (a
     ProcessPoolExecutor of one process): when one dies, concurrent.futures fails every job of its pool
@@ -95,6 +95,17 @@ class LocalPool:
         self._ctx, self._lock, self._parent = mp.get_context("spawn"), workers_lock, os.getpid()
         self._pools = {slot: self._start(slot) for slot in range(1, workers + 1)}
         self._work: dict[int, list[_Work]] = {slot: [] for slot in self._pools}
+
+    @classmethod
+    def check(cls, cfg: LauncherConfig) -> None:
+        """Nothing to check: this machine is always there."""
+
+    @classmethod
+    def start(cls, launch: Launch) -> "LocalPool":
+        """A pool for the launch's runs: workers × threads by plan_workers, with the GPUs it shares out."""
+        gpus = devices.share_gpus(launch.accelerator)
+        workers, threads = plan_workers(launch.runs, launch.workers, launch.threads, len(gpus))
+        return cls(workers, threads, launch.workers_lock)
 
     def _start(self, slot: int) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(1, mp_context=self._ctx, initializer=_init_worker,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lm.spec.config import ConfigError
-from lm.suite.launchers import WorkerDied
+from lm.suite.launchers import Launch, LauncherConfig, WorkerDied, register
 
 CLUSTERS = ("slurm", "local", "debug")
 
@@ -210,9 +210,9 @@ def _queue_job_class():
     return QueueJob
 
 
+@register("submitit")
 class SubmititLauncher:
-    """One submitit job per run. Same interface as lm.suite.launchers.LocalPool: capacity, threads, submit, describe,
-    shutdown."""
+    """One submitit job per run (the Launcher protocol, lm/suite/launchers/__init__.py)."""
 
     def __init__(self, cfg, workers_lock: str | None = None):
         self.cfg = cfg
@@ -247,9 +247,15 @@ class SubmititLauncher:
             # save a checkpoint and end KILLED, while the suite stops launching (as with local workers).
             self._old_sigint = signal.signal(signal.SIGINT, self._on_sigint)
 
+    @classmethod
+    def start(cls, launch: Launch) -> "SubmititLauncher":
+        """The launcher, its executor made from the launch's settings."""
+        return cls(launch.config, launch.workers_lock)
+
     @staticmethod
-    def check(cfg) -> tuple[str, Any, dict]:
-        """Everything that can be checked before a run is touched; a ConfigError of one line if it cannot launch."""
+    def check(cfg: LauncherConfig) -> tuple[str, Any, dict]:
+        """Everything that can be checked before a run is touched; a ConfigError of one line if it cannot launch.
+        Its cluster, executor and parameters, for the launcher itself."""
         cluster = cfg.cluster or None
         if cluster is not None and cluster not in CLUSTERS:
             raise ConfigError(f"launcher.cluster={cluster!r} must be one of {', '.join(CLUSTERS)} (or null: detected)")

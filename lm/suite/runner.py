@@ -1,0 +1,164 @@
+"""A suite from its spec to its result (lm.suite.run): the plan, the store held, the runs dispatched to a launcher,
+each exercise's parent run and means brought up to date, the closing table. `make ablations` is this with its lines
+shown; a caller may ask for none (echo=False)."""
+import sys
+import time
+
+from tqdm import tqdm
+
+from lm.suite import launchers
+from lm.suite.result import ExitStatus, RunOutcome, SuiteResult
+from lm.suite.suite import (
+    CtrlC,
+    Job,
+    Plan,
+    State,
+    SuiteSpec,
+    attach,
+    dispatch,
+    ended,
+    exclusive,
+    finished_children,
+    pair_twins,
+    plan,
+    summarise,
+)
+from lm.tracking import aggregates, store_check, views
+
+NOT_STARTED = "interrupted before any run started"
+
+
+class Echo:
+    """The suite's lines: on stdout (or stderr) as `make ablations` shows them, or nowhere."""
+
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __call__(self, text: str, err: bool = False) -> None:
+        if self.on:
+            print(text, file=sys.stderr if err else sys.stdout, flush=True)
+
+    def above_bar(self, text: str) -> None:
+        """A line above the suite's bar (a run finished, the suite stopping)."""
+        if self.on:
+            tqdm.write(text)
+
+
+def run(spec: SuiteSpec, echo: bool = True) -> SuiteResult:
+    """The suite spec asks for, run: each finished run skipped, each interrupted one trained again in place, a run two
+    exercises share trained once and copied, one suite per store at a time, Ctrl-C kept for the runs to stop at their
+    step. Bad input raises its error (lm.spec.errors.USER_ERRORS) before any run is touched; a Ctrl-C before any run
+    started is a result with no runs. echo: the lines `make ablations` prints (a bar with an ETA on a terminal, a
+    line per finished run, the closing table); False: none, and no run's own bar."""
+    started = time.time()
+    say = Echo(echo)
+    try:
+        p = plan(spec)
+        # The heavy imports, torch, Lightning and MLflow (5 s), once the arguments, every run's config and the
+        # server's answer to this login are known to be good: a mistake above is one line at once.
+        store_check.check_server(store_check.resolve_uri(spec.tracking_uri))
+        from lm.run import train
+        from lm.tracking.store import Store
+
+        for data in {j.cfg.data.sha256: j.cfg for j in p.jobs}.values():
+            train.prepare(data)
+        store = Store(spec.tracking_uri, p.jobs[0].cfg.tracking.checkpoint_dir)
+        imported = time.time()
+    except KeyboardInterrupt:
+        say(NOT_STARTED, err=True)
+        return SuiteResult([], {}, "", time.time() - started, ExitStatus.INTERRUPTED)
+    return _held(p, store, say, started, imported)
+
+
+def _held(p: Plan, store, say: Echo, started: float, imported: float) -> SuiteResult:
+    """The plan run on the store, which it holds while its runs run; the closing lines once it lets go."""
+    jobs = p.jobs
+    with exclusive(store, say.on) as workers_lock, CtrlC() as ctrl_c:
+        listed: dict[str, list] = {}
+        parents = attach(store, p.exercises, jobs, p.prefix, listed)
+        for run_id in parents.values():
+            for name, text in p.spec.files.items():
+                store.client.log_text(run_id, text, name)
+        pair_twins(jobs)
+        todo = [j for j in jobs if j.state == State.PENDING]
+        say(f"{len(jobs)} runs in {len(p.exercises)} exercises ({store.shown}): "
+            f"{len(jobs) - len(todo)} already done, {len(todo)} to run")
+        finished = not ctrl_c.count  # a Ctrl-C before now: no run starts
+        if todo and finished:
+            finished = _launch(p.spec, jobs, todo, store, ctrl_c, workers_lock, say)
+        means = _close(store, p, parents, listed, todo)
+    runs = ended(store, jobs)
+    table = summarise(jobs, runs, means)
+    say(table)
+    wall = time.time() - started
+    done = [j for j in todo if j.state == State.DONE]
+    copied = sum(j.twin is not None for j in done)
+    serial = sum(j.result.get("seconds", 0) for j in todo)
+    if todo:
+        say(f"\n{len(done)} of {len(todo)} runs done in {wall / 60:.1f} min, {len(done) - copied} trained and "
+            f"{copied} copied from a twin ({len(done) / wall * 3600:.0f} runs/hour; one after another they took "
+            f"{serial / 60:.1f} min)")
+    else:
+        # the bookkeeping alone: the plan, and all after the imports and the store's opening (make bench's scale rows)
+        say(f"\nnothing to run: every run is already finished (see `make ui` or `make report`); {len(jobs)} runs "
+            f"checked in {p.seconds + time.time() - imported:.1f} s")
+    if not finished:
+        say("interrupted: finished runs are kept; run the same command again to resume the rest", err=True)
+        status = ExitStatus.INTERRUPTED
+    elif ctrl_c.count:  # it came as the suite ended: nothing was stopped
+        say("interrupted: every run had already finished", err=True)
+        status = ExitStatus.INTERRUPTED
+    else:  # a run stopped by a scheduler's signal (KILLED) failed too
+        status = ExitStatus.FAILED if any(j.state.gave_up for j in jobs) else ExitStatus.OK
+    return SuiteResult([outcome(j, r) for j, r in zip(jobs, runs)], means, table, wall, status)
+
+
+def _launch(spec: SuiteSpec, jobs: list[Job], todo: list[Job], store, ctrl_c: CtrlC, workers_lock: str,
+            say: Echo) -> bool:
+    """The pending jobs run on the spec's launcher, under the suite's bar; False if interrupted."""
+    launcher = launchers.find(spec.launcher.name).start(launchers.Launch(
+        spec.launcher, len(todo), spec.workers, spec.threads, todo[0].cfg.runtime.accelerator, workers_lock))
+    say(f"launching on {launcher.describe()}")
+    for job in todo:  # more threads than cores make OpenMP spin instead of compute
+        job.cfg.runtime.threads = launcher.threads
+        job.cfg.runtime.progress = job.cfg.runtime.progress and say.on  # silent: no run's own bar either
+    finished = True
+    # The bar counts estimated work, not runs, so its ETA holds when big and small runs mix.
+    with tqdm(total=sum(j.cost for j in todo), position=0, disable=not (say.on and sys.stdout.isatty()),
+              bar_format="{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]") as bar:
+        try:
+            finished = dispatch(jobs, launcher, bar, store, ctrl_c, say.above_bar)
+        finally:
+            launcher.shutdown(cancel=not finished)
+    return finished
+
+
+def _close(store, p: Plan, parents: dict[str, str], listed: dict[str, list], todo: list[Job]) -> dict[str, dict]:
+    """The suite's end in the store, before it lets go: no run left RUNNING, each exercise's means (returned) and
+    views brought up to date, each parent run ended as its children did."""
+    for job in p.jobs:  # created RUNNING, never started (skipped, or interrupted on its way): none is left RUNNING
+        if job.run_id and job.state in (State.PENDING, State.SKIPPED):
+            store.end_run(job.run_id, "KILLED" if job.state == State.PENDING else "FAILED",
+                          job.result.get("reason") or "not started: the suite was interrupted")
+    means = {}
+    for ex in p.exercises:  # each variant's mean, std and seed count, on the exercise's parent run; the views' ranges
+        name = f"{p.prefix}{ex.name}"
+        ran = [j for j in todo if j.experiment == name and j.run_id]
+        children = finished_children(store, parents[name], listed[name], ran)
+        means[name] = aggregates.refresh(store, parents[name], ex, children)
+        if ran:  # the charts' ranges read every run's curve: only when a run of this suite changed them
+            views.refresh(store.client, store.client.get_run(parents[name]).info.experiment_id, ex, children)
+    for name, run_id in parents.items():
+        states = [j.state for j in p.jobs if j.experiment == name]
+        status = "KILLED" if State.KILLED in states or State.PENDING in states else (
+            "FAILED" if State.FAILED in states or State.SKIPPED in states else "FINISHED")
+        store.end_run(run_id, status)
+    return means
+
+
+def outcome(job: Job, run) -> RunOutcome:
+    """A job as the suite ended, with its MLflow run (None if it never got one)."""
+    tags = run.data.tags if run else {}
+    reason = None if job.state.succeeded else job.result.get("reason") or tags.get("failure_reason")
+    return RunOutcome(job.experiment, job.spec.exercise, job.spec.variant, job.spec.seed, job.state, job.run_id,
+                      dict(run.data.metrics) if run else {}, reason, tags.get("copied_from"))

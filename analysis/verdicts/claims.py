@@ -640,6 +640,11 @@ def _comparison_note(c: Comparison) -> list[str]:
             return [f"{c.text}: {side} the validation windows' own error (se {d.se_windows:.3f}) holds zero: more "
                     f"seeds cannot resolve it, more validation windows could"]
         return [f"{c.text}: {side} the {shown} interval holds zero over {d.n_a} seeds; {more}"]
+    if verdict in decision.FIRM and c.looks and len(c.looks) > 1:
+        n = min(c.looks, key=lambda k: c.looks[k] / decision.SPEND[decision.LOOKS.index(k)])
+        if n != max(c.looks):   # its sequential p is an earlier look's: say so, the interval shown is the last's
+            return [f"{c.text}: decided at the look of {n} seeds (p {c.looks[n]:.2g} there, over that look's share "
+                    f"of the level); the interval shown is the last look's"]
     if verdict == NOT_REPRODUCED and d.low is not None:
         return [f"{c.text}: the {stats.percent(1 - c.level) if c.level is not None else '95%'} interval lies on the "
                 f"wrong side of zero"]

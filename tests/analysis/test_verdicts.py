@@ -97,6 +97,17 @@ def test_a_claim_with_added_seeds_is_judged_at_each_look_with_the_level_spent_ov
     assert "look 2 of 4, 6 seeds: seeds added after the first look (make decide)" in v.note
 
 
+def test_a_verdict_decided_at_an_earlier_look_says_so_beside_the_last_looks_interval():
+    """Issue 33: the interval shown is the one the verdict uses; where the sequential p is an earlier look's, the
+    interval of the last look may hold zero, and the note says which look decided."""
+    values = {("a", "x"): [0.0] * 6, ("v", "x"): [0.30, 0.31, 0.32, -0.5, 0.4, -0.3]}
+    v = verdicts.table({"one": exercise("one", [Claim(text="v", check="v.x > a.x")], values)}).rows[0].verdict
+    (c,) = v.comparisons
+    low, _ = c.difference.at(c.level)
+    assert v.verdict == REPRODUCED and low < 0
+    assert "v.x > a.x: decided at the look of 3 seeds" in v.note and "the interval shown is the last look's" in v.note
+
+
 def test_seeds_between_two_looks_are_judged_at_the_lower_one():
     """The looks are fixed seed counts: a variant with 8 seeds is read on its first 6, and the table says so."""
     v = looked(8)

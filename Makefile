@@ -34,7 +34,7 @@ unexport $(USER_TEXT)
 $(foreach v,$(USER_TEXT),$(if $(or $(value $(v)),$(filter command environment,$(origin $(v)))),\
   $(eval export TINYGPT_MAKE_$(v) := $$(value $(v))),$(eval unexport TINYGPT_MAKE_$(v))))
 
-.PHONY: train sweep ablations ablations-quick sample heads report decide export ui test reliability bench gpu-check clean
+.PHONY: train sweep ablations ablations-quick sample heads report decide calibrate export ui test reliability bench gpu-check clean
 
 $(VENV)/.installed: pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -68,6 +68,9 @@ report: $(VENV)/.installed  ## reports/report.html and reports/report.md from th
 
 decide: $(VENV)/.installed  ## seeds added in rounds to what the claims table leaves undecided, within BUDGET runs (30) or CPU-minutes (60min); ARGS="quick=true plan=true"
 	$(PY) -m lm.commands.makeargs analysis.decide budget=BUDGET ARGS
+
+calibrate: $(VENV)/.installed  ## the claims table's error rate, 10,000 simulated stores through the table (ARGS="tables=500 workers=2 record=true"; about 15 min on one core)
+	$(PY) -m lm.commands.makeargs analysis.calibration ARGS
 
 export: $(VENV)/.installed  ## the runs, their histories and per-variant aggregates as Parquet and CSV (reports/export; ARGS="quick=true")
 	$(PY) -m lm.commands.makeargs analysis.runs ARGS

@@ -4,9 +4,11 @@
 
 Each round reads the table as `make report` computes it (analysis.verdicts.table) and takes the claims still open:
 within seed noise, or indicative (fewer seeds than a verdict needs). For each it plans the seeds that would give
-80% power at the level its next look spends, shared among the comparisons still open (Holm's first threshold;
-analysis/verdicts/stats.seeds_needed, statsmodels' solvers). A claim whose plan lies beyond the last look, or that the
-validation windows' own error keeps open, gets nothing: more seeds would not decide it. The others, cheapest first
+80% power at the level its next look needs (the engine's plan, analysis.verdicts.claims.undecided: Holm's first
+threshold in its exercise's share of the level, at the share that look spends; the same level the table's "seeds
+needed" note gives). A claim whose plan lies beyond the last look, or that the validation windows' own error keeps
+open, gets nothing: more seeds would not decide it. Findings, deterministic checks and the A/A control are no
+claims to decide. The others, cheapest first
 while the budget lasts, get one more look: their variants, exactly those their checks read (and the runs an
 exercise reads its models from), are brought to the next look's seeds (decision.LOOKS) through the suite,
 with its workers, launchers, bar and resumption. It stops when nothing open can be decided, the budget is spent or
@@ -85,11 +87,11 @@ def main(argv: list[str] | None = None) -> int:
 def decide(opts: options.DecideOptions, budget: Budget) -> int:
     from analysis.verdicts import decision
 
-    runs = read(opts)
-    table = judged(runs)
+    read_ = read(opts)
+    table = judged(read_)
     first = {(r.exercise, r.claim.text): r.verdict.verdict for r in table.rows}
     for round_ in range(1, len(decision.LOOKS) + 2):
-        opened = plan(runs, table, budget)
+        opened = plan(read_.runs, table, budget)
         chosen = [o for o in opened if not o.why]
         print(f"\nround {round_}: {len(opened)} claim{'s' * (len(opened) != 1)} open, {len(chosen)} chosen; budget "
               f"{budget.show(budget.spent)} spent of {budget.show(budget.amount)}")
@@ -99,11 +101,11 @@ def decide(opts: options.DecideOptions, budget: Budget) -> int:
             print(f"  {o.exercise}: {o.claim[:70]} ({o.verdict}): {what}")
         if not chosen or opts.plan:
             break
-        status, runs, spent = grow(opts, runs, chosen, budget)
+        status, read_, spent = grow(opts, read_, chosen, budget)
         budget.spent += spent
         if status != 0:
             return status
-        table = judged(runs)
+        table = judged(read_)
         if not spent:  # nothing was trained (every run failed to start, say): another round would do the same
             break
     if not opts.plan:
@@ -111,60 +113,54 @@ def decide(opts: options.DecideOptions, budget: Budget) -> int:
     return 0
 
 
-def read(opts) -> dict:
+@dataclass
+class Runs:
+    """What the table is built from, as `make report` builds it (analysis.runs.claims_runs): the runs of the chosen
+    exercises and of those their claims read, every exercise the family is counted over, the chosen ones."""
+    runs: dict
+    family: dict
+    chosen: list[str]
+
+
+def read(opts) -> Runs:
     """The exercises' runs, as `make report` reads them."""
     from analysis import runs as notebook
 
-    _, ers = notebook.exercise_runs(opts.quick, opts.ablations.strip("[]") or "all", opts.tracking_uri)
-    return {er.exercise.name: er for er in ers}
+    _, runs, family, chosen = notebook.claims_runs(opts.quick, opts.ablations.strip("[]") or "all", opts.tracking_uri)
+    return Runs(runs, family, chosen)
 
 
-def judged(runs: dict):
+def judged(read_: Runs):
     """The verdict table, as `make report` computes it."""
     from analysis import verdicts
 
-    table = verdicts.table(runs)
-    gc.freeze()  # what the imports and the reading made: statsmodels' Holm collects on every call (tests/analysis)
+    table = verdicts.table(read_.runs, read_.family, read_.chosen)
+    gc.freeze()  # what the imports and the reading made, left out of every later collection
     return table
 
 
 def plan(runs, table, budget: Budget) -> list[Open]:
     """Every open claim, with its next look and its cost; those that fit the budget, cheapest first, are chosen
     (why is empty)."""
-    from analysis.verdicts import decision, stats
+    from analysis.verdicts import claims, decision
     from analysis.verdicts.claims import INDICATIVE, WITHIN_NOISE
 
-    family_open = sum(c.p_adjusted is None or c.p_adjusted >= decision.ALPHA for c in table.family) or 1
     opened = []
     for row in table.rows:
         v = row.verdict
-        if v.finding or v.verdict not in (WITHIN_NOISE, INDICATIVE):
+        if v.finding or v.control or v.deterministic or v.verdict not in (WITHIN_NOISE, INDICATIVE):
             continue
         read_ = variants_read(row, runs)
         seeds = min((len(runs[e].rows(variant)) for e, variant in read_), default=0)
         o = Open(row.exercise, v.text, v.label, seeds, variants=read_)
-        look = decision.look(seeds)
-        later = [n for n in decision.LOOKS if n > (look or 0)]
-        o.target = later[0] if later else None
+        o.target = decision.next_look(decision.look(seeds) or 0)
         opened.append(o)
         if o.target is None:
             o.why = f"at the last look ({seeds} seeds): undecided"
             continue
-        if v.verdict == WITHIN_NOISE:
-            alpha = decision.ALPHA * decision.SPEND[decision.LOOKS.index(o.target)] / family_open
-            open_ = [c for c in v.comparisons if c.verdict == WITHIN_NOISE and c.difference is not None]
-            needs = [stats.seeds_needed(c.difference, alpha=alpha, most=10 ** 6) for c in open_]
-            if not needs or None in needs:
-                windows = any(c.difference.se_windows for c in open_)
-                o.why = "more seeds would not decide it: " + (
-                    "the validation windows' own error, which seeds do not shrink, is as large as the difference"
-                    if windows else "the difference observed is too small for any number of seeds to find")
-                continue
-            o.planned = max(needs)
-            if o.planned > decision.LOOKS[-1]:
-                o.why = (f"{o.planned} seeds for {decision.POWER:.0%} power, beyond the last look "
-                         f"({decision.LOOKS[-1]}): left undecided")
-                continue
+        o.planned, o.why = claims.undecided(v)
+        if o.why:
+            continue
         for exercise in {e for e, _ in read_}:  # an exercise that reads another's models needs them trained
             source = runs[exercise].exercise.init_from
             if source in runs:
@@ -216,13 +212,13 @@ def minutes(er, variant: str) -> float:
     return 1.0
 
 
-def grow(opts, runs, chosen: list[Open], budget: Budget) -> tuple[int, dict, float]:
+def grow(opts, read_: Runs, chosen: list[Open], budget: Budget) -> tuple[int, Runs, float]:
     """One round: the chosen claims' variants brought to their next look through the suite, one suite per target;
     its exit status, the runs read afterwards, and what it spent (runs, or CPU-minutes), counted from them."""
     from lm.spec.errors import USER_ERRORS
     from lm.suite import ExitStatus, SuiteSpec, run
 
-    before = {name: set(er.finished["run_id"]) | set(er.others["run_id"]) for name, er in runs.items()}
+    before = {name: set(er.finished["run_id"]) | set(er.others["run_id"]) for name, er in read_.runs.items()}
     targets: dict[tuple[str, str], int] = {}
     for o in chosen:  # the sources' runs the suite plans itself, at the seeds of the runs that read them
         for key in o.variants:
@@ -241,7 +237,7 @@ def grow(opts, runs, chosen: list[Open], budget: Budget) -> tuple[int, dict, flo
         if status != 0:
             break
     after = read(opts)
-    new = [er.finished[~er.finished["run_id"].isin(before.get(name, set()))] for name, er in after.items()]
+    new = [er.finished[~er.finished["run_id"].isin(before.get(name, set()))] for name, er in after.runs.items()]
     spent = sum(float(lengths(rows).sum()) if budget.minutes else len(rows) for rows in new)
     return status, after, spent
 
@@ -254,7 +250,7 @@ def summary(first: dict, table, budget: Budget) -> None:
     lines, decided = [], 0
     for r in table.rows:
         before = first.get((r.exercise, r.claim.text))
-        if r.verdict.finding or before not in open_:
+        if r.verdict.finding or r.verdict.control or before not in open_:
             continue
         decided += r.verdict.verdict in FIRM
         if r.verdict.verdict != before:
@@ -264,7 +260,7 @@ def summary(first: dict, table, budget: Budget) -> None:
           f"{budget.show(budget.amount)}; the table now: {table.summary()}")
     print("\n".join(lines) if lines else "  no verdict changed")
     still = [f"  {r.exercise}: {r.claim.text[:70]} ({r.verdict.label}; seeds: {r.verdict.seeds})" for r in table.rows
-             if not r.verdict.finding and r.verdict.verdict in open_]
+             if not (r.verdict.finding or r.verdict.control) and r.verdict.verdict in open_]
     if still:
         print("still undecided:\n" + "\n".join(still))
 

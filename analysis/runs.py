@@ -24,16 +24,30 @@ KEYS = ["exercise", "variant", "seed"]
 
 def exercise_runs(quick: bool, ablations, tracking_uri: str | None):
     """The store's URI and the chosen exercises' runs, read as `make report` reads them."""
+    uri, runs, _, judged = claims_runs(quick, ablations, tracking_uri)
+    return uri, [runs[name] for name in judged]
+
+
+def claims_runs(quick: bool, ablations, tracking_uri: str | None):
+    """What a claims table is built from, as `make report` builds it: the store's URI; the runs of the chosen
+    exercises and of those their claims read (a claim that reads another exercise's runs reads them whether or not
+    that exercise is chosen); every exercise the family is counted over (the files and the store's own); and the
+    chosen exercises' names."""
     from analysis.report.frame import store_exercises
     from analysis.store_reading.reader import ExerciseRuns, Reader
+    from analysis.verdicts import read_from
     from lm.spec import exercises
 
     uri = resolve_uri(tracking_uri)
     reader = Reader(uri)
     files = exercises.load_all()
-    chosen = exercises.select(ablations, {**store_exercises(reader, quick, files), **files})
+    known = {**store_exercises(reader, quick, files), **files}
+    chosen = exercises.select(ablations, known)
     prefix = "quick/" if quick else ""
-    return uri, [ExerciseRuns(ex, prefix + ex.name, reader) for ex in chosen]
+    runs = {ex.name: ExerciseRuns(ex, prefix + ex.name, reader) for ex in chosen}
+    for name in {n for ex in chosen for n in read_from(ex) if n in known} - set(runs):
+        runs[name] = ExerciseRuns(known[name], prefix + name, reader)
+    return uri, runs, known, [ex.name for ex in chosen]
 
 
 def table(quick: bool = False, ablations="all", tracking_uri: str | None = None) -> pd.DataFrame:
@@ -70,12 +84,13 @@ def table(quick: bool = False, ablations="all", tracking_uri: str | None = None)
 
 
 def verdicts(quick: bool = False, ablations="all", tracking_uri: str | None = None) -> pd.DataFrame:
-    """The report's claims table, computed as `make report` computes it (analysis.verdicts.table): a row per claim.
-    With `ablations`, the family the p are adjusted over is those exercises' claims alone."""
+    """The report's claims table, computed as `make report` computes it (analysis.verdicts.table): a row per claim
+    of the chosen exercises, each adjusted p the same whichever exercises are chosen (the family is every
+    exercise's)."""
     from analysis import verdicts as table
 
-    _, ers = exercise_runs(quick, ablations, tracking_uri)
-    return table.table({er.exercise.name: er for er in ers}).frame()
+    _, runs, known, judged = claims_runs(quick, ablations, tracking_uri)
+    return table.table(runs, known, judged).frame()
 
 
 def _typed(column: pd.Series) -> pd.Series:

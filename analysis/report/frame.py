@@ -18,13 +18,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import verdicts
+from analysis import calibration, verdicts
 from analysis.options import parse
 from analysis.report import attention_view, environments, knockout, painter, parent_runs, sections
 from analysis.report.document import Doc
 from analysis.report.kinds import Context, Kind, what_changes
 from analysis.store_reading.reader import ExerciseRuns, Reader, StoreError, sqlite_path
-from analysis.verdicts import claims, stats
+from analysis.verdicts import claims, decision, stats
+from analysis.verdicts.decision import FIRM
 from lm.heads.summary import headline, strongest
 from lm.heads.table import STATISTICS, TL_CONVENTION
 from lm.spec import exercises
@@ -93,30 +94,57 @@ def perplexity(doc: Doc, runs: dict[str, ExerciseRuns]):
 def claim_table(doc: Doc, table: verdicts.Table) -> dict[str, int]:
     doc.h(2, "The lessons' claims")
     doc.p("Each claim's check (experiments/*.yaml) evaluated on our runs. 'Ours' is the mean over seeds. Every "
-          "comparison in a check gets the 95% interval of its margin, the amount by which it holds: a paired "
-          "t-interval over the per-seed margins where the variants share their seeds (the same seed sees the same "
-          "batches), a "
-          "one-sample t-interval for one variant against a constant, Welch's where the seeds differ; where the "
-          "runs logged it, the validation windows' standard error is added to the seeds' (both shown). A "
-          "comparison is reproduced when its p, adjusted over the table (below), is under the level and its margin "
-          "positive, not reproduced when under the level and negative, within seed noise otherwise; a chain or an "
-          "'and' is reproduced only when every part is. Not run: a variant or a "
-          "number the check needs is missing from the store (a quick store logs no step 500, for instance).")
+          "comparison in a check gets a test of its margin, the amount by which it holds: a paired t over the "
+          "per-seed margins where the variants share their seeds (the same seed sees the same batches), a "
+          "one-sample t for one variant against a constant, Welch's where the seeds differ; where every seed "
+          "agrees (a count that ties, a tag), the exact sign test over seeds. Where the runs logged each validation "
+          "window's loss, the windows' error of the margin is added to the seeds', paired window by window (both "
+          "shown); a number scored on fixed windows without them is said to be (its interval is for those windows). "
+          "A comparison is reproduced when its p, adjusted over the family (below), is under the level and its "
+          "margin positive, not reproduced when under the level and negative, within seed noise otherwise; its "
+          "interval is shown at the level its verdict uses. A chain or an 'and' is reproduced only when every part "
+          "is. Deterministic checks (a count every seed gives alike) are judged on the numbers, with no error to "
+          "control, and say so. Not run: a variant or a number the check needs is missing from the store (a quick "
+          "store logs no step 500, for instance).")
     doc.p(table.preamble())
     counts = table.counts()
     doc.p("; ".join(f"{counts.get(k, 0)} {k}" for k in claims.VERDICTS) + ".")
     doc.table(table.frame())
+    line = control_line(table)
+    if line:
+        doc.p(line)
     return counts
+
+
+def control_line(table: verdicts.Table) -> str | None:
+    """How many of the A/A control's comparisons came out firm, against the rate `make calibrate` measured for its
+    family; None without a control in the table."""
+    controls = [c for r in table.rows if r.verdict.control for c in r.verdict.comparisons]
+    if not controls:
+        return None
+    firm = sum(c.verdict in FIRM for c in controls)
+    judged = sum(c.raw_p is not None for c in controls)
+    got = calibration.measured()
+    expected = (f"`make calibrate` measured a firm one in {got['control_first']:.2%} of {got['tables']:,} simulated "
+                f"stores at the first look ({got['date']})") if got else \
+        "`make calibrate ARGS=record=true` has not recorded the rate its simulation gives"
+    return (f"The A/A control (experiments/aa.yaml: identical settings, so a firm comparison is a false one): {firm} "
+            f"of {len(controls)} comparisons firm, {judged} of them judged ({', '.join(c.label for c in controls)}); "
+            f"its family is held at {decision.ALPHA:.0%} over its looks, and {expected}.")
+
+
+DIFFERENCE = f"difference (95% interval; {stats.DESCRIPTIVE})"
 
 
 def comparisons(doc: Doc, runs: dict[str, ExerciseRuns]):
     doc.h(2, "Differences between variants")
-    doc.p("Each variant against its exercise's reference: the variant whose training time is the budget, else the "
-          "one that changes nothing (the exercise's base model), else the first listed. The difference is "
-          "variant − reference of the per-seed means, with a 95% t-interval over seeds: paired (over the per-seed "
-          "differences) where both were run with the same seeds, Welch's where not. The exercise that "
-          "trains nothing (it samples another's models) is compared on word validity; the no-mask exercise also "
-          "on the honest loss.")
+    doc.p("Unadjusted, descriptive: these intervals are outside the claims table's family and are no verdict; a "
+          "difference the lessons claim is judged in the claims table. Each variant against its exercise's "
+          "reference: the variant whose training time is the budget, else the one that changes nothing (the "
+          "exercise's base model), else the first listed. The difference is variant − reference of the per-seed "
+          "means, with a 95% t-interval over seeds: paired (over the per-seed differences) where both were run with "
+          "the same seeds, Welch's where not. The exercise that trains nothing (it samples another's models) is "
+          "compared on word validity; the no-mask exercise also on the honest loss.")
     rows = []
     for name, er in runs.items():
         ex, ref = er.exercise, reference(er.exercise)
@@ -131,7 +159,7 @@ def comparisons(doc: Doc, runs: dict[str, ExerciseRuns]):
                 row = {"exercise": name, "variant": v, "reference": ref, "metric": key}
                 if not a or not b:
                     rows.append({**row, "variant mean": stats.mean_std(a), "reference mean": stats.mean_std(b),
-                                 "difference (95% CI)": "-", "seeds": f"{len(a)} vs {len(b)}",
+                                 DIFFERENCE: "-", "seeds": f"{len(a)} vs {len(b)}",
                                  "reading": f"not run: {v if not a else ref}"})
                     continue
                 pa, pb = er.per_seed(v, key) or {}, er.per_seed(ref, key) or {}
@@ -139,7 +167,7 @@ def comparisons(doc: Doc, runs: dict[str, ExerciseRuns]):
                 d = stats.paired([pa[s] for s in sorted(pa)], [pb[s] for s in sorted(pb)]) if same else \
                     stats.welch(a, b)
                 rows.append({**row, "variant mean": stats.mean_std(a), "reference mean": stats.mean_std(b),
-                             "difference (95% CI)": stats.interval(d), "method": d.method,
+                             DIFFERENCE: stats.interval(d), "method": d.method,
                              "seeds": f"{d.n_a} vs {d.n_b}", "reading": stats.reading(d, v)})
     if rows:
         doc.table(pd.DataFrame(rows))
@@ -218,10 +246,12 @@ def prefetch(er: ExerciseRuns, parts: list[Kind]) -> dict[str, pd.DataFrame]:
 
 
 # --- the whole report ------------------------------------------------------------------------------------
-def build(runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str, out: Path, title: str) \
+def build(runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str, out: Path, title: str,
+          family: dict[str, exercises.Exercise] | None = None, sources: dict[str, ExerciseRuns] | None = None) \
         -> tuple[Doc, verdicts.Table]:
     """The frame (overview, perplexity, claims, comparisons, failures, head statistics), then each exercise's
-    section as its `report:` block declares it; the verdict table they all read."""
+    section as its `report:` block declares it; the verdict table they all read: the claims of `runs`, their
+    family counted over `family` (every exercise), reading `sources` too (other exercises their claims read)."""
     figs = out / "figures"
     figs.mkdir(parents=True, exist_ok=True)
     for old in figs.glob("*.png"):
@@ -236,7 +266,7 @@ def build(runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str, out: Pat
         parts = sections.entries(er.exercise)
         heads_by_run.update(prefetch(er, parts))
         sections.render(Context(exercise_sections, er, heads_by_run), parts)
-    table = verdicts.table(runs)
+    table = verdicts.table({**(sources or {}), **runs}, family, list(runs))
     knockout.section(knockouts, runs, heads_by_run, table)
     doc.h(1, title)
     overview(doc, runs, opts, uri)
@@ -310,8 +340,11 @@ def main(argv: list[str] | None = None) -> int:
     prefix = "quick/" if opts.quick else ""
     try:
         reader = Reader(uri)
-        chosen = exercises.select(opts.ablations, {**store_exercises(reader, opts.quick, files), **files})
+        known = {**store_exercises(reader, opts.quick, files), **files}
+        chosen = exercises.select(opts.ablations, known)
         runs = {ex.name: ExerciseRuns(ex, prefix + ex.name, reader) for ex in chosen}
+        sources = {name: ExerciseRuns(known[name], prefix + name, reader)   # what the chosen claims read of others
+                   for name in {n for ex in chosen for n in verdicts.read_from(ex)} & set(known) - set(runs)}
         if not any(len(er.finished) or len(er.others) for er in runs.values()):
             raise StoreError(f"no runs of the {'quick ' if opts.quick else ''}exercises in {redact(uri)} (experiments "
                              f"{prefix}<exercise>); run `make ablations{'-quick' if opts.quick else ''}` first")
@@ -328,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     painter.PAINTER.start()  # its workers import matplotlib and seaborn while this process reads the first runs
     out = Path(opts.out)
     title = "tinygpt ablations: the lessons' exercises, reproduced" + (" (quick suite)" if opts.quick else "")
-    doc, table = build(runs, opts, uri, out, title)
+    doc, table = build(runs, opts, uri, out, title, known, sources)
     (out / "report.md").write_text(doc.markdown(), encoding="utf-8")
     (out / "report.html").write_text(doc.html(title), encoding="utf-8")
     run_id = log_report(reader, out, opts, table.counts()) if opts.log else None

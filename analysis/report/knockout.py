@@ -128,7 +128,7 @@ def section(doc: Doc, runs: dict[str, ExerciseRuns], heads: dict[str, pd.DataFra
     if any(reading):
         doc.h(3, "What the lessons imply about them")
         doc.p("The claims of the exercises' files that read a knock-out, as the claims table judges them.")
-        doc.table(table.frame()[reading][["exercise", "claim", "lessons", "ours", "margin (95% interval)", "method",
+        doc.table(table.frame()[reading][["exercise", "claim", "lessons", "ours", "margin (interval)", "method",
                                           "seeds", "verdict"]])
     how = nopos_how(runs)
     if how:

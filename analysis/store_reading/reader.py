@@ -22,6 +22,10 @@ from lm.tracking.store import every_experiment, every_run, pointed_at
 from lm.tracking.store_check import check_server, redact
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+# Each window's value of a final metric, as the runs log it: the final validation's loss on every window of the
+# held-out text, in order (lm/run/train.py on branch claims, WINDOW_LOSSES). The engine pairs two runs window by window
+# with it (analysis/verdicts/claims.py); runs from before it was logged have none, and the table says so.
+WINDOW_VALUES = {"val_loss": "val_window_losses.npy"}
 
 
 def at_time(times, values, t: float) -> tuple[float, bool]:
@@ -242,6 +246,22 @@ class ExerciseRuns:
             return {int(s): str(v) for s, v in zip(rows["seed"], rows[tag])} or None
         rows = self.rows(variant)[["seed", col]].dropna()
         return {int(s): float(v) for s, v in zip(rows["seed"], rows[col])} or None
+
+    def windows(self, variant: str, key: str, step: int | None = None) -> dict[int, np.ndarray] | None:
+        """The engine's per-window lookup: {seed: each window's value} of a final metric whose runs logged them
+        (WINDOW_VALUES), at the end of the run (step None, or the run's last step); None where there are none."""
+        artifact = WINDOW_VALUES.get(key)
+        if artifact is None or variant not in self.variants:
+            return None
+        rows = self.rows(variant)
+        if step is not None and "params.train.steps" in rows:
+            rows = rows[pd.to_numeric(rows["params.train.steps"], errors="coerce") == step]
+        found = {}
+        for r in rows[["run_id", "seed"]].itertuples():
+            path = self.reader.artifact(r.run_id, artifact)
+            if path is not None:
+                found[int(r.seed)] = np.load(path)
+        return found or None
 
     def budget_per_seed(self, variant: str) -> dict[int, float] | None:
         """Each seed's validation loss at the budget (the budget variant's mean training time), interpolated on

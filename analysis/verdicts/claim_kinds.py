@@ -3,19 +3,23 @@
 A claim's kind follows from the fields it sets in its YAML; what each kind marks itself with, needs and cannot have
 is lm/spec/exercises.py's CLAIM_FIELDS, checked when an exercise is loaded, before any run. Its entry here is a
 Judging: the function that fills in its verdict from the lookups (claims.py's comparisons, settled into one
-verdict), the expression its verdict reads, and whether its verdict is a finding. A new kind is its fields there and
-its entry here (docs/contributing.md).
+verdict), the expression its verdict reads, whether its verdict is a finding, and the family its comparisons are
+members of with how many it holds, counted from the claim alone (the table's family is fixed before any run). A new
+kind is its fields there and its entry here (docs/contributing.md).
 """
 import ast
+import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from analysis.verdicts import decision
+import numpy as np
+
+from analysis.verdicts import decision, stats
 from analysis.verdicts.claims import (
     FINDING,
     NOT_APPLICABLE,
     NOT_MEASURED,
-    NOT_REPRODUCED,
     NOT_RUN,
     PREDICTION,
     Comparison,
@@ -23,40 +27,58 @@ from analysis.verdicts.claims import (
     Verdict,
     collect,
     compare,
+    count,
     fmt,
     settle,
+    shape,
     show,
+    window_scored,
 )
 from lm.spec.exercises import Claim, ClaimKind, NotApplicable, NotMeasured, NotRun, evaluate, terms, tree
+
+TABLE, CONTROL = "table", "control"   # the families: the claims', and the A/A control's own
 
 
 @dataclass(frozen=True)
 class Lookups:
-    """What a kind is judged on: the mean lookup, the per-seed lookup (None: the means alone) and the exercise's
-    variants (a question ranks them)."""
+    """What a kind is judged on: the mean lookup, the per-seed lookup (None: the means alone), the per-window
+    lookup (None: none logged) and the exercise's variants (a question ranks them)."""
     lookup: Callable
     per_seed: Callable | None
     variants: Sequence[str]
+    windows: Callable | None = None
 
 
 @dataclass(frozen=True)
 class Judging:
     """How one kind of claim is judged: `judge` fills in the verdict from the lookups; `expression` gives the
     expression whose numbers decide it (None: no one expression), which the knock-out section and `make decide`
-    read; `finding`: its verdict is a finding, an interval and a wording, outside the table's family."""
+    read; `finding`: its verdict is a finding, an interval and a wording; `family`: the family its comparisons are
+    members of (None: outside every family), `slots` how many it holds, from the claim alone."""
     judge: Callable[[Claim, Lookups, Verdict], None]
     expression: Callable[[Claim], str | None] = lambda claim: None
     finding: bool = False
+    family: str | None = None
+    slots: Callable[[Claim], int] = lambda claim: 0
 
 
-def judge(claim: Claim, lookup, variants=(), seeds=None) -> Verdict:
+def judge(claim: Claim, lookup, variants=(), seeds=None, windows=None) -> Verdict:
     """The verdict on one claim, on its own (raw p), as its kind's entry judges it; `variants` are the exercise's,
-    `seeds` the per-seed lookup (without it every comparison is read on the means alone)."""
-    kind = KINDS[claim.kind]
+    `seeds` the per-seed lookup (without it every comparison is read on the means alone, indicative), `windows` the
+    per-window lookup."""
+    which = claim.kind
+    kind = KINDS[which]
     ours = show(claim.ours, lookup) if claim.ours else ""
     v = Verdict(claim.text, claim.lesson or "", ours, NOT_RUN, finding=claim.finding or kind.finding,
-                check=claim.check or "")
-    kind.judge(claim, Lookups(lookup, seeds, variants), v)
+                check=claim.check or "", deterministic=which == ClaimKind.DETERMINISTIC,
+                control=which == ClaimKind.CONTROL)
+    kind.judge(claim, Lookups(lookup, seeds, variants, windows), v)
+    for c in v.comparisons if kind.family else ():  # judged alone: the level its look spends (the table shares it)
+        last = decision.look(c.n or 0)
+        c.level = decision.ALPHA * decision.SPEND[decision.LOOKS.index(last)] if last and c.raw_p is not None \
+            else None
+    if v.comparisons:
+        settle(v)
     return v
 
 
@@ -64,6 +86,12 @@ def numbers_read(claim: Claim) -> list[tuple[str, str, int | None]]:
     """The (variant, key, step) numbers a claim's verdict rests on, as its kind says."""
     expr = KINDS[claim.kind].expression(claim)
     return terms(tree(expr).body) if expr else []
+
+
+def slots(claim: Claim) -> tuple[str | None, int]:
+    """The family a claim's comparisons are members of, and how many it holds, from the claim alone."""
+    kind = KINDS[claim.kind]
+    return kind.family, kind.slots(claim) if kind.family else 0
 
 
 def by_comparisons(comparisons: Callable[[Claim, Lookups], list[Comparison]]):
@@ -74,13 +102,13 @@ def by_comparisons(comparisons: Callable[[Claim, Lookups], list[Comparison]]):
         try:
             found = comparisons(claim, r)
         except NotApplicable as e:
-            v.verdict, v.note = NOT_APPLICABLE, str(e)
+            v.verdict, v.remark = NOT_APPLICABLE, str(e)
             return
         except NotMeasured as e:
-            v.verdict, v.note = NOT_MEASURED, str(e)
+            v.verdict, v.remark = NOT_MEASURED, str(e)
             return
         except NotRun as e:
-            v.verdict, v.note = NOT_RUN, str(e)
+            v.verdict, v.remark = NOT_RUN, str(e)
             return
         except (TypeError, ValueError, ZeroDivisionError) as e:
             raise RuntimeError(f"claim {claim.text!r}: the check could not be evaluated: {type(e).__name__}: {e}") \
@@ -93,7 +121,7 @@ def by_comparisons(comparisons: Callable[[Claim, Lookups], list[Comparison]]):
 def no_verdict(note: str):
     """A judge for a kind shown without a verdict, saying why."""
     def judge_(claim: Claim, r: Lookups, v: Verdict) -> None:
-        v.verdict, v.note = "", note
+        v.verdict, v.remark = "", note
     return judge_
 
 
@@ -103,33 +131,145 @@ def check(claim: Claim, r: Lookups) -> list[Comparison]:
     evaluated on the means (a number it names that is not there is not run)."""
     evaluate(claim.check, r.lookup)
     found = []
-    collect(tree(claim.check).body, r.lookup, r.per_seed, found)
+    collect(shape(claim.check).body, r.lookup, r.per_seed, found, r.windows)
+    return found
+
+
+def deterministic(claim: Claim, r: Lookups) -> list[Comparison]:
+    """A deterministic check's comparisons: its numbers must be the same on every seed (else its declaration is
+    wrong: an error, no verdict); judged on them, no error to control."""
+    found = check(claim, r)
+    for t in terms(tree(claim.check).body):
+        per = (r.per_seed(*t) if r.per_seed else None) or {}
+        if len(set(per.values())) > 1:
+            raise RuntimeError(f"claim {claim.text!r} is declared deterministic, but {t[0]}.{t[1]} differs between "
+                               f"seeds ({', '.join(f'{s}: {x}' for s, x in sorted(per.items()))}): judge it as a check")
     return found
 
 
 def value(claim: Claim, r: Lookups) -> list[Comparison]:
     """A lesson's single number against our prediction interval: one comparison."""
-    return [predict(claim, r.lookup, r.per_seed)]
+    return [predict(claim, r.lookup, r.per_seed, r.windows)]
 
 
-def predict(claim: Claim, lookup, seeds) -> Prediction:
+# A number as a lesson prints it: digits, a decimal point, a percent sign.
+NUMBER = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)(\s*%)?")
+
+
+def precision(claim: Claim) -> float:
+    """Half a unit in the last place the lesson printed its number to: as the claim's quote (`lesson:`) prints it
+    ("65%": 0.005, "1.746": 0.0005), else as the YAML writes it (where a trailing zero is lost: 2.090 is read 2.09).
+    Where the quote prints the value more than once, the finest print is the number's: in "block 1, head 3: 1
+    character back at 100% of positions", the value 1.0 is the "100%", not the block's "1"."""
+    printed = [0.5 * 10.0 ** -(len(m.group(1).partition(".")[2]) + 2 * bool(m.group(2)))
+               for m in NUMBER.finditer(claim.lesson or "")
+               if math.isclose(float(m.group(1)) / (100 if m.group(2) else 1), float(claim.value), rel_tol=1e-9,
+                               abs_tol=1e-12)]
+    if printed:
+        return min(printed)
+    return 0.5 * 10.0 ** -len(repr(float(claim.value)).partition(".")[2].rstrip("0"))
+
+
+def delta(claim: Claim) -> float:
+    """How far our mean may lie from a lesson's single number and still be it: the setup tolerance
+    (decision.TOLERANCE of the number) and the lesson's printed precision."""
+    return decision.TOLERANCE * abs(float(claim.value)) + precision(claim)
+
+
+def predict(claim: Claim, lookup, seeds, windows=None) -> Prediction:
     """A lesson's single number (claim.value) against the per-seed values of `ours`, one term."""
     named = terms(tree(claim.ours).body)
     if len(named) != 1:
         raise ValueError(f"a value claim's ours names one number, not {claim.ours!r}")
     mean = float(lookup(*named[0]))
     per = (seeds(*named[0]) if seeds else None) or {}
+    tau, said = evaluation(claim, named[0], sorted(per), windows)
     c = Prediction(f"{fmt(claim.value)} in our prediction interval", True, method=PREDICTION, value=float(claim.value),
-                   values=[per[s] for s in sorted(per)], label=f"{fmt(claim.value)} against {claim.ours}")
+                   values=[float(per[s]) for s in sorted(per)], label=f"{fmt(claim.value)} against {claim.ours}",
+                   tau=tau, delta=delta(claim), evaluation=said)
     c.seeds = {named[0][0]: len(per)} if per else {}
-    c.holds = abs(claim.value - mean) <= decision.TOLERANCE * abs(claim.value) if len(per) < 2 else \
-        c.verdict != NOT_REPRODUCED
+    c.holds = abs(claim.value - mean) <= c.delta
     return c
+
+
+def evaluation(claim: Claim, term: tuple[str, str, int | None], seeds: list[int], windows) \
+        -> tuple[float, tuple[str, ...]]:
+    """The evaluation's noise in a lesson's single number against our mean, and what to say of it: the lesson
+    averaged its number over `claim.windows` windows, so it carries the per-window variance over that many; our mean
+    carries its own windows' where they were a sample whose per-window values are logged. The per-window variance is
+    our runs' at that step where logged, else at the end of the run (stated)."""
+    variant, key, step = term
+    if not window_scored(key):
+        return 0.0, ()
+    here = (windows(*term) if windows else None) or {}
+    final = (windows(variant, key, None) if windows and step is not None else None) or {}
+    got = here or final
+    rows = [np.asarray(got[s], float) for s in seeds if s in got]
+    name = f"{variant}.{key}" + (f"[{step}]" if step is not None else "")
+    if not rows:
+        return 0.0, (f"{name}: per-window values are not logged, so the evaluation's own noise is not in the "
+                     f"prediction interval",)
+    variance = float(np.mean([np.var(x, ddof=1) for x in rows]))
+    said = []
+    if not here:
+        said.append(f"{name}: per-window values are logged only at the end of the run: its per-window spread stands "
+                    f"for this step's")
+    ours = variance / float(np.mean([len(x) for x in rows])) if here else 0.0
+    if not here:
+        said.append(f"{name}: scored on fixed windows, the same for every seed, whose own error is not logged")
+    lesson = variance / claim.windows if claim.windows else 0.0
+    if not claim.windows:
+        said.append(f"{name}: the lesson's own evaluation is not stated (`windows:`), so its noise is not included")
+    return math.sqrt(ours + lesson), tuple(said)
+
+
+def control(claim: Claim, r: Lookups) -> list[Comparison]:
+    """An A/A control, two numbers of identical settings (`ours`), through every path a claim can take: two
+    variants through Welch's t (as separate samples), the paired t (the i-th seed of each, independent runs, so
+    a valid pairing) and a prediction (the right side's first seed as a lesson's single number against the left
+    side's seeds, no tolerance: the same setup); one variant's two numbers (exchangeable by the model's symmetry)
+    through the one-sample t of their per-seed difference."""
+    named = terms(tree(claim.ours).body)
+    if len(named) != 2:
+        raise ValueError(f"a control's ours names two numbers, not {claim.ours!r}")
+    for t in named:
+        r.lookup(*t)   # not run is not run
+    (a, b), (pa, pb) = named, [(r.per_seed(*t) if r.per_seed else None) or {} for t in named]
+    xa, xb = ([float(p[s]) for s in sorted(p)] for p in (pa, pb))
+    left, right = (f"{t[0]}.{t[1]}" + (f"[{t[2]}]" if t[2] is not None else "") for t in named)
+    holds = bool(np.mean(xa) < np.mean(xb)) if xa and xb else False
+    found = []
+
+    def add(label: str, d: stats.Difference | None, seeds: dict[str, int]) -> None:
+        c = Comparison(f"{left} < {right} ({label})", holds, d, label=label, sides=(left, right), flip=True,
+                       method=d.method if d is not None else stats.ONE_SEED, seeds=seeds)
+        found.append(c)
+
+    if a[0] == b[0]:
+        common = sorted(set(pa) & set(pb))
+        add(stats.ONE_SAMPLE, stats.one_sample([pb[s] - pa[s] for s in common]) if common else None,
+            {a[0]: len(common)})
+        return found
+    k = min(len(xa), len(xb))
+    add(stats.WELCH, stats.welch(xb, xa) if k else None, {a[0]: len(xa), b[0]: len(xb)})
+    add(stats.PAIRED, stats.paired(xb[:k], xa[:k]) if k else None, {a[0]: k, b[0]: k})
+    p = Prediction(f"{right}'s first seed in {left}'s prediction interval", holds, method=PREDICTION,
+                   value=xb[0] if xb else 0.0, values=xa, label="prediction", sides=(left, right),
+                   seeds={a[0]: len(xa)})
+    found.append(p)
+    return found
+
+
+def control_slots(claim: Claim) -> int:
+    """A control's comparisons: three for two variants (Welch, paired, prediction), one for one variant's two
+    numbers (one-sample)."""
+    named = terms(tree(claim.ours).body)
+    return 3 if len({t[0] for t in named}) > 1 else 1
 
 
 def answer(claim: Claim, r: Lookups, v: Verdict) -> None:
     """A question, a finding: the variant with the best value of the named metric among those that were run, and
-    where there are seeds, the interval of its lead over the runner-up."""
+    where there are seeds, the interval of its lead over the runner-up (unadjusted, descriptive)."""
     lookup, seeds = r.lookup, r.per_seed
     values, missing = {}, []
     for variant in r.variants:
@@ -138,7 +278,7 @@ def answer(claim: Claim, r: Lookups, v: Verdict) -> None:
         except NotRun:
             missing.append(variant)
     if not values:
-        v.note = f"no variant has {claim.answer}"
+        v.remark = f"no variant has {claim.answer}"
         return
     pick = min if claim.best == "min" else max
     best = pick(values, key=values.get)
@@ -149,19 +289,24 @@ def answer(claim: Claim, r: Lookups, v: Verdict) -> None:
         runner = pick(others, key=others.get)
         op = ast.Lt() if claim.best == "min" else ast.Gt()
         c = compare(ast.parse(f"{best}.{claim.answer}", mode="eval").body, op,
-                    ast.parse(f"{runner}.{claim.answer}", mode="eval").body, lookup, seeds)
+                    ast.parse(f"{runner}.{claim.answer}", mode="eval").body, lookup, seeds, r.windows)
         v.comparisons = [c]
         v.ours += f", runner-up {runner} ({fmt(values[runner])})"
         settle(v)
     if missing:
-        v.note = "; ".join(filter(None, [v.note, f"not run: {', '.join(missing)}"]))
+        v.remark = "; ".join(filter(None, [v.remark, f"not run: {', '.join(missing)}"]))
 
 
 KINDS: dict[ClaimKind, Judging] = {
     ClaimKind.QUESTION: Judging(answer, finding=True),
-    ClaimKind.VALUE: Judging(by_comparisons(value), expression=lambda claim: claim.ours),
+    ClaimKind.VALUE: Judging(by_comparisons(value), expression=lambda claim: claim.ours, family=TABLE,
+                             slots=lambda claim: 1),
+    ClaimKind.CONTROL: Judging(by_comparisons(control), expression=lambda claim: claim.ours, family=CONTROL,
+                               slots=control_slots),
+    ClaimKind.DETERMINISTIC: Judging(by_comparisons(deterministic), expression=lambda claim: claim.check),
     ClaimKind.FINDING: Judging(by_comparisons(check), expression=lambda claim: claim.check, finding=True),
-    ClaimKind.CHECK: Judging(by_comparisons(check), expression=lambda claim: claim.check),
+    ClaimKind.CHECK: Judging(by_comparisons(check), expression=lambda claim: claim.check, family=TABLE,
+                             slots=lambda claim: count(claim.check)),
     ClaimKind.PREDICTION: Judging(no_verdict("a prediction, worked out before running: no verdict")),
     ClaimKind.SHOWN: Judging(no_verdict("no check")),
 }

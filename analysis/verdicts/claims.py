@@ -1,24 +1,36 @@
-"""A claim's comparisons against our numbers: each one's interval, p and verdict, and a claim's verdict from them.
+"""A claim's comparisons against our numbers: each one's test, p and verdict, and a claim's verdict from them.
 
 A lookup is `lookup(variant, key, step)`: the mean over seeds of a metric's final value (step None), of the
 value logged at `step`, or a tag's most common value; it raises lm.spec.exercises.NotRun for what was not run. Given
 also `seeds(variant, key, step)`, the same number per seed ({seed: value}, a tag's per seed too; None where there
 is no per-seed form), every comparison in a check (`a < b`, `a < b - 0.5`, `x >= 0.9`, `a[63] < b[15]`, each pair
-of a chain `a > b > c`) gets the 95% interval of its margin, the amount by which it holds, and the two-sided p of
-"no margin":
+of a chain `a > b > c`) gets its margin, the amount by which it holds, per seed, and the two-sided p of "no margin":
 - paired t over the per-seed margins where every variant it reads is of one exercise and has the same seeds (the
-  same seed sees the same batches in the same order), one-sample t where it reads one variant against a constant;
+  same seed sees the same batches in the same order), one-sample t where it reads one variant;
 - Welch's t where one side's variants and the other's were run with different seeds, or in different exercises;
-- `==` and `!=` (a count, a tag) on each seed: reproduced when every seed's holds, not when none does.
-A lesson's single number (a Prediction) is reproduced when it lies in our prediction interval for one more run,
-widened by the project's tolerance (decision.py). The rule that turns p into a verdict, the level, the family the
-table corrects over and the fewest seeds for a firm verdict are decision.py's: below that many seeds a comparison is
-indicative. Each kind of claim is judged from these by its entry in claim_kinds.py, on its own (raw p);
-claims_table.py judges the table, adjusting the family's p together, and settles each claim again (settle). `and`
-needs every part, `or` one; a chain is `and`. A finding gets its intervals and a wording, no verdict.
+- where the seeds all agree (a count that ties, a share at 100%, a tag), no t-test has a spread to go on: the exact
+  sign test over the seeds of whether it holds (and `==`, `!=` always: a count, a tag), or for two separate samples
+  with no spread the permutation test of their separation; at 3 seeds their least p is 0.25 and 0.1, so such a
+  comparison stays open until seeds are added.
+A band `abs(x - v) < b` is read on the mean, as `v - b < x < v + b`: per seed it would test the seeds' mean absolute
+deviation, which grows with their spread, so that more seeds made "not reproduced" surer at the true value.
+Where the store gives each validation window's value (`windows(variant, key, step)`), the windows' error of the margin
+is added to the seeds', paired window by window; a metric scored on fixed windows without them is said to be so.
+A lesson's single number (a Prediction) is judged against our prediction interval for one more run, the evaluation's
+own noise included: an equivalence with the lesson's precision plus the project's tolerance (decision.py).
+The level, the family, the looks and the fewest seeds for a firm verdict are decision.py's: below that many seeds,
+or on the means alone, a comparison is indicative. Each kind of claim is judged from these by its entry in
+claim_kinds.py, on its own (raw p); claims_table.py judges the table, adjusting each family's p, and settles each
+claim again (settle). `and` needs every part, `or` one; a chain is `and`. A finding gets its intervals and a
+wording, no verdict. A verdict's notes are written when read (Verdict.note).
 """
 import ast
+import copy
+import functools
+import math
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from analysis.verdicts import decision, stats
 from analysis.verdicts.decision import Outcome
@@ -29,8 +41,9 @@ REPRODUCED, NOT_REPRODUCED, WITHIN_NOISE = Outcome.REPRODUCED, Outcome.NOT_REPRO
 NOT_RUN, NOT_APPLICABLE, NOT_MEASURED = Outcome.NOT_RUN, Outcome.NOT_APPLICABLE, Outcome.NOT_MEASURED
 INDICATIVE, FINDING = Outcome.INDICATIVE, Outcome.FINDING
 VERDICTS = (REPRODUCED, WITHIN_NOISE, NOT_REPRODUCED, INDICATIVE, FINDING, NOT_RUN, NOT_APPLICABLE, NOT_MEASURED)
-EXACT, MEANS, ONE_SEED, PER_SEED = "exact", "means only", "one seed", "each seed"
-PREDICTION = "prediction interval"
+MEANS, ONE_SEED = "means only", "one seed"
+PREDICTION = stats.PREDICTION
+DETERMINISTIC = "deterministic"
 # Shares of 1, shown as percentages like the lessons give them: the head statistics' from their table.
 PERCENT = {"probe_top1_p", "word_validity", "word_validity_stripped", "real_word_share", "speaker_line_share",
            "speaker_line_share_train", *heads.percent_metrics()}
@@ -39,14 +52,27 @@ ORDERS = {ast.Gt: (False, True), ast.GtE: (False, False), ast.Lt: (True, True), 
 SYMBOLS = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
 SHORT = {ast.Gt: ">", ast.GtE: "≥", ast.Lt: "<", ast.LtE: "≤"}
 MIRROR = {ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Lt: ast.Gt, ast.LtE: ast.GtE}
-# Metrics scored on the fixed validation windows, and the standard error over those windows each run logs with them
-# (lm/measures/probes.py): the same windows for every seed, so their error is added to the seeds' in every interval.
-WINDOWED = {"val_loss": "val_loss_se", "val_loss_at_position": "val_loss_at_position_se"}
+# A check on arrays, one number a seed or a window: abs, min and max elementwise.
+ELEMENTWISE = {"abs": np.abs, "min": lambda *x: functools.reduce(np.minimum, x),
+               "max": lambda *x: functools.reduce(np.maximum, x)}
+# Metrics scored on windows of text (the validation windows, or the training text's for train_eval_loss): an
+# interval over seeds holds for the windows they were scored on. Every run reads the same windows; where the store
+# gives each window's value (ExerciseResults.windows), the windows' error of a difference is added, paired window by
+# window; where it does not, the note says that the interval is for those fixed windows.
+WINDOW_SCORED = ("val_loss", "honest_val_loss", "train_eval_loss", "knockout_", "heads_", "shuffle_change", "init_")
+
+
+# The text of a node of a check's (shared, cached) tree: once per node.
+unparse = functools.lru_cache(maxsize=16384)(ast.unparse)
+
+
+def window_scored(key: str) -> bool:
+    return key.startswith(WINDOW_SCORED)
 
 
 @dataclass
 class Comparison:
-    """One pair of a check: whether it holds on the means, and the interval of its margin (positive: holds)."""
+    """One pair of a check: whether it holds on the means, and its margin's test (positive: holds)."""
     text: str
     holds: bool
     difference: stats.Difference | None = None
@@ -54,10 +80,13 @@ class Comparison:
     method: str = MEANS
     strict: bool = True
     seeds: dict[str, int] = field(default_factory=dict)
-    held: list[bool] | None = None      # `==`, `!=`: whether it holds on each seed
     flip: bool = False                  # the margin is right − left
     sides: tuple[str, str] = ("", "")   # the left and right expressions, for a finding's wording
-    p_adjusted: float | None = None     # set by the table (claims_table.py) for a member of its family
+    fixed_windows: tuple[str, ...] = ()  # window-scored numbers it reads whose per-window values are not logged
+    family: str | None = None           # set by the table: the family it is a member of ("table", "control")
+    p_adjusted: float | None = None     # set by the table for a member of a family
+    level: float | None = None          # set by the table: the raw two-sided level its interval is shown at
+    plan: float | None = None           # set by the table: the raw level its next look needs, at best
     looks: dict[int, float] | None = None   # set by the table: the raw p at each look reached ({seeds: p})
 
     @property
@@ -67,16 +96,15 @@ class Comparison:
 
     @property
     def raw_p(self) -> float | None:
-        """The two-sided p of this look's seeds, for a comparison in the table's family (decision.FAMILY); else
-        None."""
+        """The two-sided p of this look's seeds; None where there is no test, or fewer seeds than a verdict needs."""
         d = self.difference
-        if d is None or d.p is None or d.exact or (self.n or 0) < decision.MIN_SEEDS:
+        if d is None or d.p is None or (self.n or 0) < decision.MIN_SEEDS:
             return None
         return d.p
 
     @property
     def p(self) -> float | None:
-        """The sequential p over the looks reached (decision.sequential_p), the family's member; None outside it."""
+        """The sequential p over the looks reached (decision.sequential_p); None where there is no test."""
         raw = self.raw_p
         if raw is None:
             return None
@@ -84,34 +112,28 @@ class Comparison:
 
     @property
     def verdict(self) -> Outcome:
-        if self.held is not None:
-            if len(self.held) < decision.MIN_SEEDS:
-                return INDICATIVE
-            return REPRODUCED if all(self.held) else NOT_REPRODUCED if not any(self.held) else WITHIN_NOISE
         d = self.difference
-        if d is None:
-            return REPRODUCED if self.holds else NOT_REPRODUCED
-        if (self.n or 0) < decision.MIN_SEEDS:
+        if d is None or d.p is None or (self.n or 0) < decision.MIN_SEEDS:
             return INDICATIVE
-        if d.exact:
-            if d.low > 0 or (not self.strict and d.low >= 0):
-                return REPRODUCED
-            return NOT_REPRODUCED
-        return decision.outcome(d.diff, self.p if self.p_adjusted is None else self.p_adjusted)
+        return decision.outcome(d.direction, self.p if self.p_adjusted is None else self.p_adjusted)
 
     @property
     def interval(self) -> str:
-        if self.held is not None:
-            return f"{sum(self.held)} of {len(self.held)} seeds"
-        return stats.interval(self.difference) if self.difference is not None else ""
+        """The margin and its interval, at the level the verdict uses where the table set one (else 95%)."""
+        return stats.interval(self.difference, level=self.level) if self.difference is not None else ""
 
     @property
     def wording(self) -> str:
         """A finding's reading: the left side higher or lower than the right, or undetermined, at 95%."""
         d = self.difference
         left, right = self.sides
-        if d is None or d.low is None:
+        if d is not None and d.method == stats.SIGN:
+            return f"{left} against {right}: {d.wording}"
+        if d is None or (d.low is None and not d.exact):
             return f"{left} against {right}: undetermined ({self.n or 1} seed{'s' * ((self.n or 1) != 1)})"
+        if d.exact:
+            return f"{left} is {'higher' if d.direction * (-1 if self.flip else 1) > 0 else 'lower'} than {right}" \
+                if d.diff else f"{left} against {right}: undetermined"
         low, high = (-d.high, -d.low) if self.flip else (d.low, d.high)   # of left − right
         if low > 0 or high < 0:
             return f"{left} is {'higher' if low > 0 else 'lower'} than {right}"
@@ -120,37 +142,54 @@ class Comparison:
 
 @dataclass
 class Prediction(Comparison):
-    """A lesson's single number against our prediction interval for one more run of ours (decision.py)."""
+    """A lesson's single number against our prediction interval for one more run of ours: its margin is how far
+    inside the lesson's precision plus the tolerance (delta) our mean lies, Δ − |value − mean|, its standard error
+    that of one more run, the seeds' s·√(1 + 1/n) and the evaluation's noise (tau) in squares."""
     value: float = 0.0
     values: list[float] = field(default_factory=list)
+    tau: float = 0.0            # the evaluation's noise: the lesson's windows', and our mean's where logged
+    delta: float = 0.0          # the lesson's printed precision plus the setup tolerance
+    evaluation: tuple[str, ...] = ()    # what the note says about the evaluation's noise
 
-    @property
-    def raw_p(self) -> float | None:
-        if len(self.values) < decision.MIN_SEEDS:
-            return None
-        return decision.prediction_p(self.value, *self._moments())
-
-    @property
-    def verdict(self) -> Outcome:
-        if len(self.values) < decision.MIN_SEEDS:
-            return INDICATIVE
-        p = self.p if self.p_adjusted is None else self.p_adjusted
-        return NOT_REPRODUCED if p < decision.ALPHA else REPRODUCED
+    def __post_init__(self):
+        self.difference = prediction(self.value, self.values, self.tau, self.delta)
 
     @property
     def interval(self) -> str:
-        if len(self.values) < 2:
+        d = self.difference
+        if len(self.values) < 2 or d is None:
             return ""
-        mean, sd, n = self._moments()
-        low, high = decision.prediction_interval(mean, sd, n, self.value)
-        return f"{fmt(mean)} ({fmt(low)} to {fmt(high)})"
+        mean = float(np.mean(self.values))
+        band = f"the lesson's {fmt(self.value)} ± {self.delta:.3g}"
+        if d.method == stats.SIGN:
+            return f"{fmt(mean)} (every seed alike: within ±{self.delta:.3g} on {d.held} of {d.n_a}; {band})"
+        level = self.level if self.level is not None else 1 - stats.CONFIDENCE
+        half = float(decision.t_quantile(1 - level / 2, d.df)) * d.se
+        return f"{fmt(mean)} ({fmt(mean - half)} to {fmt(mean + half)} at {stats.percent(1 - level)}; {band})"
 
-    def _moments(self) -> tuple[float, float, int]:
-        x = [float(v) for v in self.values]
-        n = len(x)
-        mean = sum(x) / n
-        sd = (sum((v - mean) ** 2 for v in x) / (n - 1)) ** 0.5 if n > 1 else 0.0
-        return mean, sd, n
+
+def prediction(value: float, values: list[float], tau: float, delta: float) -> stats.Difference | None:
+    """The test of a lesson's single number against our per-seed values: the margin Δ − |value − mean| over the
+    standard error of one more run, t on the seeds' degrees of freedom (the evaluation's noise tau taken as known:
+    stats.with_windows says why not Welch-Satterthwaite's); seeds that all agree (and no evaluation noise), the sign
+    test over seeds of whether each lies within Δ."""
+    n = len(values)
+    if not n:
+        return None
+    x = np.asarray(values, float)
+    d = stats.Difference(delta - abs(value - float(x.mean())), n_a=n, n_b=n, method=PREDICTION)
+    if n < 2:
+        return d
+    d.sd = float(x.std(ddof=1))
+    if d.sd <= 1e-12 * max(1.0, abs(float(x.mean()))) and tau <= 0:
+        return stats.sign(d, int(np.sum(np.abs(x - value) < delta)), n)
+    seeds = d.sd ** 2 * (1 + 1 / n)
+    d.se_seeds = math.sqrt(seeds)
+    d.se = math.sqrt(seeds + tau ** 2)
+    d.df = n - 1
+    d.p = float(decision.t_p(d.diff, d.se, d.df))
+    d.low, d.high = d.at(1 - stats.CONFIDENCE)
+    return d
 
 
 @dataclass
@@ -159,21 +198,56 @@ class Verdict:
     lesson: str
     ours: str
     verdict: str
-    note: str = ""
-    interval: str = ""      # each comparison's margin with its 95% interval ("; " between pairs of a chain)
-    method: str = ""        # the interval's method: paired t, Welch t, one-sample t, exact, means only, one seed
-    seeds: str = ""         # seeds per variant: "3", or "base 3, nopos 2" when the counts differ
+    remark: str = ""        # what the judging itself says: why it was not run, a question's missing variants
     comparisons: list[Comparison] = field(default_factory=list)
     finding: bool = False
     check: str = ""         # what the comparisons came from, to settle the verdict again after adjustment
     wording: str = ""       # a finding's reading, "; " between comparisons
+    deterministic: bool = False   # a deterministic check: judged on each seed, outside the family
+    control: bool = False   # an A/A control: its comparisons in the control's own family, any firm one a false one
     looked: tuple[int, int] | None = None  # set by the table: the last look's seeds, and the most seeds a variant had
+
+    @property
+    def note(self) -> str:
+        """What the verdict needs said beside it, written when read (as the interval, the method and the seeds):
+        the notes need the seeds a comparison would need, which costs a power calculation each, and a table is
+        settled several times before it is read, the calibration's thousands of times without being read."""
+        return "; ".join(filter(None, [self.remark, *_notes(self)]))
+
+    @property
+    def interval(self) -> str:
+        """Each comparison's margin with its interval ("; " between pairs of a chain); of a deterministic check,
+        whether each comparison holds."""
+        if self.deterministic:
+            return "; ".join(f"{c.label}: {'holds' if c.holds else 'fails'}" for c in self.comparisons)
+        with_interval = [c for c in self.comparisons if c.interval]
+        if len(with_interval) == 1:
+            return with_interval[0].interval
+        return "; ".join(f"{c.label}: {c.interval}" for c in with_interval)
+
+    @property
+    def method(self) -> str:
+        """The tests: paired t, Welch t, one-sample t, sign test, prediction interval, means only; deterministic."""
+        if not self.comparisons:
+            return ""
+        return DETERMINISTIC if self.deterministic else ", ".join(dict.fromkeys(c.method for c in self.comparisons))
+
+    @property
+    def seeds(self) -> str:
+        """Seeds per variant: "3", or "base 3, nopos 2" when the counts differ."""
+        counts = {}
+        for c in self.comparisons:
+            counts.update(c.seeds)
+        if len(set(counts.values())) == 1:
+            return str(next(iter(counts.values())))
+        return ", ".join(f"{k} {n}" for k, n in counts.items())
 
     @property
     def label(self) -> str:
         """The verdict column's words: 'indicative (1 seed)', 'finding: h4 lower than h1', or the verdict."""
         if self.verdict == INDICATIVE:
-            return decision.indicative(min((c.n for c in self.comparisons if c.n is not None), default=1))
+            return decision.indicative(min((c.n for c in self.comparisons if c.n is not None), default=1)) \
+                if any(c.n is not None for c in self.comparisons) else f"{INDICATIVE} ({MEANS})"
         if self.verdict == FINDING:
             return f"{FINDING}: {self.wording}" if self.wording else str(FINDING)
         return str(self.verdict)
@@ -181,7 +255,7 @@ class Verdict:
     @property
     def p(self) -> str:
         """The family members' raw p at the last look, '; ' between comparisons."""
-        return "; ".join(f"{c.raw_p:.2g}" for c in self.comparisons if c.raw_p is not None)
+        return "; ".join(f"{c.raw_p:.2g}" for c in self.comparisons if c.family and c.raw_p is not None)
 
     @property
     def p_adjusted(self) -> str:
@@ -217,37 +291,89 @@ def show(expr: str, lookup) -> str:
     return fmt(value, percent=bool(keys) and keys <= PERCENT)
 
 
+# --- a check's shape -------------------------------------------------------------------------------------
+class _Bands(ast.NodeTransformer):
+    """`abs(E) < b` as `-b < E < b`, and `abs(E) > b` as `E > b or E < -b` (either side, `<=`, `>=` alike): a band
+    on the mean rather than on each seed."""
+
+    def visit_Compare(self, node: ast.Compare):
+        self.generic_visit(node)
+        if len(node.ops) != 1:
+            return node
+        left, op, right = node.left, node.ops[0], node.comparators[0]
+        if _is_abs(right) and not _is_abs(left):
+            left, op, right = right, MIRROR.get(type(op), type(op))(), left
+        if not _is_abs(left) or type(op) not in ORDERS:
+            return node
+        inner, neg = left.args[0], ast.UnaryOp(ast.USub(), copy.deepcopy(right))
+        if type(op) in (ast.Lt, ast.LtE):
+            return ast.Compare(neg, [type(op)(), type(op)()], [inner, right])
+        return ast.BoolOp(ast.Or(), [ast.Compare(inner, [type(op)()], [right]),
+                                     ast.Compare(copy.deepcopy(inner), [MIRROR[type(op)]()], [neg])])
+
+
+def _is_abs(node) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "abs" and \
+        len(node.args) == 1
+
+
+@functools.lru_cache(maxsize=4096)
+def shape(check: str) -> ast.Expression:
+    """A check's syntax tree as it is judged, its bands on the mean (_Bands); shared, not to be changed."""
+    return ast.fix_missing_locations(_Bands().visit(copy.deepcopy(tree(check))))
+
+
+def count(check: str) -> int:
+    """How many comparisons a check holds (collect's), from its text alone: the family counts them before any run."""
+    def walk(node) -> int:
+        match node:
+            case ast.BoolOp(values=vs):
+                return sum(walk(n) for n in vs)
+            case ast.UnaryOp(op=ast.Not(), operand=a):
+                return walk(a)
+            case ast.Compare(ops=ops):
+                return len(ops)
+        return 1
+    return walk(shape(check).body)
+
+
+# --- settling a verdict ----------------------------------------------------------------------------------
 def settle(v: Verdict) -> None:
-    """The verdict, interval, method, seeds and note from the comparisons as they stand (p adjusted or not)."""
+    """The verdict from the comparisons as they stand (p adjusted or not)."""
     if not v.comparisons:
         return
-    if v.finding:
+    if v.control:
         v.verdict = FINDING
-        v.wording = "; ".join(c.wording for c in v.comparisons if c.method != EXACT)
+        v.wording = f"A/A control: {sum(c.verdict in decision.FIRM for c in v.comparisons)} of {len(v.comparisons)} " \
+                    f"comparisons firm"
+    elif v.finding:
+        v.verdict = FINDING
+        v.wording = "; ".join(c.wording for c in v.comparisons if c.method != MEANS)
+    elif v.deterministic:
+        v.verdict = REPRODUCED if all(c.holds for c in v.comparisons) else NOT_REPRODUCED
     elif v.check:
-        v.verdict = _combine(tree(v.check).body, iter(v.comparisons))
+        v.verdict = _combine(shape(v.check).body, iter(v.comparisons))
     else:
-        v.verdict = v.comparisons[0].verdict
-    _describe(v, v.check)
+        v.verdict = _all([c.verdict for c in v.comparisons])
 
 
-def collect(node, lookup, seeds, out: list) -> None:
-    """Every comparison of a check's syntax tree, in the order _combine reads them."""
+def collect(node, lookup, seeds, out: list, windows=None) -> None:
+    """Every comparison of a check's syntax tree (shape's), in the order _combine reads them."""
     match node:
         case ast.BoolOp(values=vs):
             for n in vs:
-                collect(n, lookup, seeds, out)
+                collect(n, lookup, seeds, out, windows)
             return
         case ast.UnaryOp(op=ast.Not(), operand=a):
-            collect(a, lookup, seeds, out)
+            collect(a, lookup, seeds, out, windows)
             return
         case ast.Compare(left=left, ops=ops, comparators=cs):
             a = left
             for op, b in zip(ops, cs):
-                out.append(compare(a, op, b, lookup, seeds))
+                out.append(compare(a, op, b, lookup, seeds, windows))
                 a = b
             return
-    out.append(Comparison(ast.unparse(node), bool(evaluate(ast.unparse(node), lookup)), method=EXACT))
+    out.append(Comparison(unparse(node), bool(evaluate(unparse(node), lookup)), label=unparse(node)))
 
 
 def _combine(node, found) -> Outcome:
@@ -281,9 +407,10 @@ def _all(parts: list[Outcome]) -> Outcome:
     return INDICATIVE if INDICATIVE in parts else WITHIN_NOISE
 
 
-def compare(a, op, b, lookup, seeds) -> Comparison:
-    """One pair `a op b`: whether it holds on the means, and where it can, the interval of its margin."""
-    text = f"{ast.unparse(a)} {SYMBOLS[type(op)]} {ast.unparse(b)}"
+# --- one comparison --------------------------------------------------------------------------------------
+def compare(a, op, b, lookup, seeds, windows=None) -> Comparison:
+    """One pair `a op b`: whether it holds on the means, and where there are seeds, its margin's test."""
+    text = f"{unparse(a)} {SYMBOLS[type(op)]} {unparse(b)}"
     holds = bool(evaluate(text, lookup))
     ta, tb = terms(a), terms(b)
     per = {t: seeds(*t) for t in dict.fromkeys(ta + tb)} if seeds is not None else {}
@@ -291,98 +418,140 @@ def compare(a, op, b, lookup, seeds) -> Comparison:
     by_variant = {}
     for (variant, _, _), p in (per.items() if have_seeds else ()):
         by_variant[variant] = by_variant.get(variant, set(p)) & set(p)
-    if type(op) not in ORDERS:  # == and != (a count, a tag): exact, on each seed where there are seeds
-        c = Comparison(text, holds, method=EXACT, label=text)
-        if have_seeds and (common := set.intersection(*by_variant.values())):
-            c.held = [bool(evaluate(text, _at(per, s))) for s in sorted(common)]
-            c.seeds, c.method = {variant: len(common) for variant in by_variant}, PER_SEED
+    common = set.intersection(*by_variant.values()) if by_variant else set()
+    if type(op) not in ORDERS:  # == and != (a count, a tag): on each seed, the sign test over them
+        c = Comparison(text, holds, label=text)
+        if have_seeds and common:
+            held = [bool(evaluate(text, _at(per, s))) for s in sorted(common)]
+            c.difference = stats.sign(stats.Difference(float(np.mean(held)) - 0.5), sum(held), len(held))
+            c.seeds, c.method = {variant: len(common) for variant in by_variant}, stats.SIGN
         return c
     flip, strict = ORDERS[type(op)]
     if not tb:  # against a constant: "≥ 0.9"
-        label = f"{SHORT[type(op)]} {ast.unparse(b)}"
+        label = f"{SHORT[type(op)]} {unparse(b)}"
     elif not ta:
-        label = f"{SHORT[MIRROR[type(op)]]} {ast.unparse(a)}"
+        label = f"{SHORT[MIRROR[type(op)]]} {unparse(a)}"
     else:
         label = text
-    c = Comparison(text, holds, strict=strict, label=label, flip=flip, sides=(ast.unparse(a), ast.unparse(b)))
+    left, right = unparse(a), unparse(b)
+    c = Comparison(text, holds, strict=strict, label=label, flip=flip, sides=(left, right))
     if not have_seeds or any(isinstance(x, str) for p in per.values() for x in p.values()):  # a tag: the means
         return c
     c.seeds = {variant: len(s) for variant, s in by_variant.items()}
-    margin = ast.BinOp(b, ast.Sub(), a) if flip else ast.BinOp(a, ast.Sub(), b)
-    common = set.intersection(*by_variant.values())
     one_exercise = len({v.split(":")[0] if ":" in v else "" for v in by_variant}) == 1
+    used = {}   # the seeds each variant's values were read at
     if one_exercise and all(s == common for s in by_variant.values()) and common:
-        values = [float(evaluate(ast.unparse(margin), _at(per, seed))) for seed in sorted(common)]
-        c.difference = stats.one_sample(values, 0.0, method=stats.PAIRED if len(by_variant) > 1 else stats.ONE_SAMPLE)
+        order = sorted(common)
+        used = dict.fromkeys(by_variant, order)
+        xa, xb = (evaluate(side, _arrays(per, order), ELEMENTWISE) for side in (left, right))
+        margin = np.asarray(xb - xa if flip else xa - xb, float) * np.ones(len(order))
+        c.difference = stats.one_sample(margin, 0.0, stats.PAIRED if len(by_variant) > 1 else stats.ONE_SAMPLE,
+                                        strict)
     else:
         va, vb = {t[0] for t in ta}, {t[0] for t in tb}
         sa = set.intersection(*(by_variant[x] for x in va)) if va else set()
         sb = set.intersection(*(by_variant[x] for x in vb)) if vb else set()
         if not (va and vb and sa and sb) or va & vb:  # no two separate samples to set side by side
             return c
-        xa = [float(evaluate(ast.unparse(a), _at(per, s))) for s in sorted(sa)]
-        xb = [float(evaluate(ast.unparse(b), _at(per, s))) for s in sorted(sb)]
+        used = {**dict.fromkeys(va, sorted(sa)), **dict.fromkeys(vb, sorted(sb))}
+        xa = np.asarray(evaluate(left, _arrays(per, sorted(sa)), ELEMENTWISE), float) * np.ones(len(sa))
+        xb = np.asarray(evaluate(right, _arrays(per, sorted(sb)), ELEMENTWISE), float) * np.ones(len(sb))
         c.difference = stats.welch(xb, xa) if flip else stats.welch(xa, xb)
-    c.method = c.difference.method if c.difference.low is not None else ONE_SEED
-    windows = _windows(ta + tb, by_variant, seeds)
-    if windows:
-        c.difference = stats.with_windows(c.difference, windows)
+    d = c.difference
+    c.method = d.method if d.low is not None or d.exact else ONE_SEED
+    windowed = [t for t in dict.fromkeys(ta + tb) if window_scored(t[1])]
+    if windowed and not d.exact and d.low is not None:
+        se = _windows(windowed, left, right, flip, per, used, windows)
+        if se is None:
+            c.fixed_windows = tuple(dict.fromkeys(_name(t) for t in windowed))
+        else:
+            c.difference = stats.with_windows(d, se)
     return c
 
 
-def _windows(named, by_variant: dict, seeds) -> float | None:
-    """The validation windows' standard error of a margin: each windowed term's, averaged over its seeds (they
-    share the windows, so it does not shrink with them), summed in squares over the terms (taken as independent:
-    the safe side, two models' errors on the same windows correlate positively). None when no term is windowed or
-    a run did not log its error (runs from before it was logged)."""
-    squares, windowed = 0.0, False
-    for variant, key, step in dict.fromkeys(named):
-        if key not in WINDOWED:
-            continue
-        windowed = True
-        per = seeds(variant, WINDOWED[key], step) or {}
-        got = [per[s] for s in by_variant[variant] if s in per]
-        if not got:
+def _windows(windowed, left: str, right: str, flip: bool, per: dict, used: dict, windows) -> float | None:
+    """The windows' standard error of a margin (stats.paired_windows_se): each windowed term's per-window values
+    averaged over the seeds the comparison read, weighted by the margin's slope in that term (a linear margin's own
+    coefficients; the delta method otherwise), windows of the same length taken as the same windows. None when a
+    windowed term's per-window values are not logged."""
+    if windows is None:
+        return None
+    arrays = {}
+    for t in windowed:
+        got = windows(*t) or {}
+        rows = [np.asarray(got[s], float) for s in used[t[0]] if s in got]
+        if len(rows) != len(used[t[0]]) or len({len(r) for r in rows}) != 1:
             return None
-        squares += (sum(got) / len(got)) ** 2
-    return squares ** 0.5 if windowed else None
+        arrays[t] = np.mean(rows, axis=0)
+    means = {t: float(np.mean([per[t][s] for s in used[t[0]]])) for t in per}
+
+    def margin(at: dict) -> float:
+        look = lambda variant, key, step: at[variant, key, step]  # noqa: E731
+        xa, xb = evaluate(left, look, ELEMENTWISE), evaluate(right, look, ELEMENTWISE)
+        return float(xb - xa if flip else xa - xb)
+
+    base, groups = margin(means), {}
+    for t, x in arrays.items():
+        h = 1e-6 * max(1.0, abs(means[t]))
+        slope = (margin({**means, t: means[t] + h}) - base) / h
+        groups[len(x)] = groups.get(len(x), 0.0) + slope * x
+    return stats.paired_windows_se(list(groups.values()))
+
+
+def _name(t: tuple[str, str, int | None]) -> str:
+    variant, key, step = t
+    return f"{variant}.{key}" + (f"[{step}]" if step is not None else "")
 
 
 def _at(per: dict, seed: int):
     return lambda variant, key, step: per[variant, key, step][seed]
 
 
-def _describe(v: Verdict, check: str) -> None:
-    """The verdict's interval, method, seed counts and note, from its comparisons."""
-    cs = v.comparisons
-    with_interval = [c for c in cs if c.interval]
-    if len(with_interval) == 1:
-        v.interval = with_interval[0].interval
-    else:
-        v.interval = "; ".join(f"{c.label}: {c.interval}" for c in with_interval)
-    v.method = ", ".join(dict.fromkeys(c.method for c in cs))
+def _arrays(per: dict, order: list[int]):
+    """A lookup giving each number as an array over the seeds in `order`."""
+    return lambda variant, key, step: np.array([per[variant, key, step][s] for s in order], float)
+
+
+# --- what a verdict says ---------------------------------------------------------------------------------
+def _notes(v: Verdict) -> list[str]:
+    """What the verdict needs said beside it, from its comparisons."""
+    cs, notes = v.comparisons, []
+    if not cs:
+        return notes
     counts = {}
     for c in cs:
         counts.update(c.seeds)
-    if len(set(counts.values())) == 1:
-        v.seeds = str(next(iter(counts.values())))
-    elif counts:
-        v.seeds = ", ".join(f"{k} {n}" for k, n in counts.items())
-    notes = []
     if len(set(counts.values())) > 1:
         notes.append(f"the variants compared have different numbers of seeds ({v.seeds})")
+    if v.control:
+        notes.append("an A/A control: identical settings, so a firm comparison is a false one; each comparison in the "
+                     "control's own family: " + "; ".join(f"{c.label}: {c.verdict} (p {c.raw_p:.2g}, adjusted "
+                                                          f"{c.p_adjusted:.2g})" if c.raw_p is not None and
+                                                          c.p_adjusted is not None else f"{c.label}: {c.verdict}"
+                                                          for c in cs))
+        return notes
+    if v.deterministic:
+        notes.append("a deterministic check: every seed gives the same numbers, so there is no error to control; "
+                     "outside the table's family, shown apart")
+        if v.verdict == NOT_REPRODUCED:
+            notes.append(f"check: {v.check}")
+        return notes
     for c in cs if not v.finding else ():
         notes += _comparison_note(c)
+    fixed = list(dict.fromkeys(k for c in cs for k in c.fixed_windows))
+    if fixed:
+        notes.append(f"{', '.join(fixed)}: scored on fixed windows, the same for every run, whose per-window values "
+                     f"are not logged: the interval is for those windows")
     if v.looked and not v.finding:
         notes += _look_note(*v.looked)
     if any(c.method == ONE_SEED for c in cs):
         notes.append("one seed: no interval")
     if v.finding:
-        notes.append("a finding, not a verdict: " + (v.wording or "no interval") + " (95% interval, outside the "
-                     "table's multiplicity family)")
+        notes.append(f"a finding, not a verdict: {v.wording or 'no interval'} "
+                     f"({stats.percent(stats.CONFIDENCE)} interval, {stats.DESCRIPTIVE}: outside the table's family)")
     if v.verdict == NOT_REPRODUCED and not notes:
-        notes.append(f"check: {check}")
-    v.note = "; ".join(notes)
+        notes.append(f"check: {v.check}")
+    return notes
 
 
 def _look_note(last: int, most: int) -> list[str]:
@@ -398,34 +567,101 @@ def _look_note(last: int, most: int) -> list[str]:
     return notes
 
 
+def plan_level(c: Comparison) -> float:
+    """The raw level the comparison's next look needs: the table's (Comparison.plan), else, judged on its own, the
+    share of the whole level that look spends."""
+    if c.plan is not None:
+        return c.plan
+    nxt = decision.next_look(c.n or 0) or decision.LOOKS[-1]
+    return decision.ALPHA * decision.SPEND[decision.LOOKS.index(nxt)]
+
+
+def needed(c: Comparison, most: int = 100, least: int = 2) -> int | None:
+    """Seeds per variant that would give the comparison 80% power at the level its next look needs (stats.
+    seeds_needed); None where no number up to `most` would."""
+    return stats.seeds_needed(c.difference, plan_level(c), most=most, least=least) if c.difference is not None \
+        else None
+
+
+def undecided(v: Verdict) -> tuple[int | None, str]:
+    """Of a claim the table leaves open, what `make decide` plans: the seeds its open comparisons need for 80% power
+    at their next look's level (None for an indicative claim, whose next look is simply the first), and why more
+    seeds would not decide it ("" where they could): none would, or not by the last look."""
+    if v.verdict == INDICATIVE:
+        return None, ""
+    open_ = [c for c in v.comparisons if c.verdict == WITHIN_NOISE and c.difference is not None]
+    last = decision.LOOKS[-1]
+    if open_ and all(needed(c, most=last, least=last) for c in open_):   # the last look's seeds would do: how many
+        return max(needed(c, most=last) for c in open_), ""
+    if open_ and all(needed(c, least=100) for c in open_):
+        return None, (f"more than {last} seeds for {decision.POWER:.0%} power, beyond the last look: left "
+                      f"undecided")
+    windows = any(stats.windows_hold_zero(c.difference, plan_level(c)) for c in open_)
+    return None, "more seeds would not decide it: " + (
+        "the validation windows' own error, which seeds do not shrink, is as large as the difference" if windows
+        else "the difference observed is too small for 100 seeds to find at the level its next look needs")
+
+
 def _comparison_note(c: Comparison) -> list[str]:
     """What one comparison's verdict needs said beside it."""
     verdict, d = c.verdict, c.difference
+    if d is None:
+        return [f"{c.text}: means only, no per-seed values: {INDICATIVE}, never a verdict; the means "
+                f"{'hold' if c.holds else 'fail'}"]
     if verdict == INDICATIVE:
         return [f"{c.text}: {decision.indicative(c.n or 1)}, fewer than the {decision.MIN_SEEDS} a verdict needs; the "
                 f"means {'hold' if c.holds else 'fail'}"]
-    if c.held is not None:
-        return [f"{c.text}: holds on {sum(c.held)} of {len(c.held)} seeds"] if verdict == WITHIN_NOISE else []
+    level = plan_level(c)
+    need = needed(c) if verdict == WITHIN_NOISE else None
+    more = (f"about {need} seeds per variant would give {decision.POWER:.0%} power at the level its next look "
+            f"needs (p < {level:.2g}); `make decide` adds them in rounds whose error the table holds") if need else \
+        f"no number of seeds up to 100 would decide it at the level its next look needs (p < {level:.2g})"
+    if decision.next_look(c.n or 0) is None:
+        more = f"at the last look ({c.n} seeds): no more seeds are added"
     if isinstance(c, Prediction):
-        return [f"{c.label}: outside our prediction interval, widened by {decision.TOLERANCE:.0%}"] \
-            if verdict == NOT_REPRODUCED else []
+        return _prediction_note(c, verdict, more)
+    if d.exact:
+        if verdict != WITHIN_NOISE:
+            return []
+        what = f"holds on {d.held} of {d.n_a} seeds" if d.method == stats.SIGN else \
+            f"no spread on either side ({d.n_a} and {d.n_b} seeds)"
+        least = decision.sign_p(d.n_a, d.n_a) if d.method == stats.SIGN else decision.separation_p(d.n_a, d.n_b)
+        return [f"{c.text}: {what}: no spread for a t-test, so the exact {d.method} (its least p at these seeds "
+                f"{least:.2g}, p {d.p:.2g}); {more}"]
     if verdict == WITHIN_NOISE:
-        if d.p is not None and d.p < decision.ALPHA:
-            q = c.p if c.p_adjusted is None else c.p_adjusted
-            return [f"{c.text}: the 95% interval excludes zero (p {d.p:.2g}), but not at the share of the level its "
-                    f"look spends, after {decision.METHOD.title()}'s correction over the table (p for the verdict "
-                    f"{q:.2g})"]
         side = "the means hold, but" if c.holds else "the means fail, but"
-        if stats.windows_hold_zero(d):
+        shown = stats.percent(1 - c.level) if c.level is not None else "95%"
+        if d.p < decision.ALPHA:
+            q = c.p if c.p_adjusted is None else c.p_adjusted
+            return [f"{c.text}: {side} not at the level a firm verdict needs here (the {shown} interval holds zero; p "
+                    f"{d.p:.2g}, for the verdict {q:.2g}, the level spent over the looks and shared over the table); "
+                    f"{more}"]
+        if stats.windows_hold_zero(d, level):
             return [f"{c.text}: {side} the validation windows' own error (se {d.se_windows:.3f}) holds zero: more "
                     f"seeds cannot resolve it, more validation windows could"]
-        need = stats.seeds_needed(d)
-        more = (f"about {need} seeds per variant would give {decision.POWER:.0%} power against a true difference of "
-                f"this size at this spread; `make decide` adds them in rounds whose error the table holds") \
-            if need else "more than 100 seeds would be needed to resolve a difference this small at this spread"
-        return [f"{c.text}: {side} the 95% interval holds zero over {d.n_a} seeds; {more}"]
-    if verdict == NOT_REPRODUCED and d is not None and d.low is not None:
-        return [f"{c.text}: the 95% interval lies on the wrong side of zero"]
+        return [f"{c.text}: {side} the {shown} interval holds zero over {d.n_a} seeds; {more}"]
+    if verdict in decision.FIRM and c.looks and len(c.looks) > 1:
+        n = min(c.looks, key=lambda k: c.looks[k] / decision.SPEND[decision.LOOKS.index(k)])
+        if n != max(c.looks):   # its sequential p is an earlier look's: say so, the interval shown is the last's
+            return [f"{c.text}: decided at the look of {n} seeds (p {c.looks[n]:.2g} there, over that look's share "
+                    f"of the level); the interval shown is the last look's"]
+    if verdict == NOT_REPRODUCED and d.low is not None:
+        return [f"{c.text}: the {stats.percent(1 - c.level) if c.level is not None else '95%'} interval lies on the "
+                f"wrong side of zero"]
     if c.holds != (verdict == REPRODUCED):
-        return [f"{c.text}: the means {'hold' if c.holds else 'fail'}, the seeds' interval says otherwise"]
+        return [f"{c.text}: the means {'hold' if c.holds else 'fail'}, the seeds' test says otherwise"]
     return []
+
+
+def _prediction_note(c: Prediction, verdict: Outcome, more: str) -> list[str]:
+    """What a lesson's single number's verdict needs said: what reproduced means for it, and the evaluation's noise."""
+    notes = list(c.evaluation)
+    if verdict == NOT_REPRODUCED:
+        notes.append(f"{c.label}: outside our prediction interval widened by the lesson's precision and the "
+                     f"{decision.TOLERANCE:.0%} setup tolerance (± {c.delta:.3g})")
+    elif verdict == WITHIN_NOISE:
+        notes.append(f"{c.label}: neither inside nor outside: our prediction interval for one more run is not "
+                     f"within ± {c.delta:.3g} of the lesson's number (its printed precision and the "
+                     f"{decision.TOLERANCE:.0%} tolerance), and the number is not outside it; failing to reject is "
+                     f"not reproducing: {more}")
+    return notes

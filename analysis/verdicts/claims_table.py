@@ -1,23 +1,25 @@
-"""The verdict table: every claim of every exercise judged once per report, its family's p adjusted together.
+"""The verdict table: every claim of every exercise judged once per report, its families' p adjusted.
 
 Everything that shows a verdict reads this table: the report's claims table and its counts, the knock-out
-section, the tags on each exercise's parent run (analysis.report.parent_runs), `make report`'s summary line
-and, for a notebook, `runs.verdicts()`. It reads numbers only, each exercise's through the two lookups of
+section, the tags on each exercise's parent run (analysis.report.parent_runs), `make report`'s summary line,
+`make decide` and, for a notebook, `runs.verdicts()`. It reads numbers only, each exercise's through the lookups of
 ExerciseResults (results.py): the store's runs (analysis.store_reading) or plain numbers (Numbers); each claim is
 judged as its kind's entry says (claim_kinds.py). A claim may read another exercise's variant
-(`baseline:base.knockout_prev_head_b1`): its lookups go to that exercise's results.
+(`baseline:base.knockout_prev_head_b1`): its lookups go to that exercise's results, which `runs` must hold whether
+or not that exercise's own claims are judged (`judged`). The family is counted from the exercise files (`family`),
+not from what is judged, so that a claim's adjusted p is the same whichever exercises a report shows.
 """
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
 from analysis.verdicts import claim_kinds, claims, decision
 from analysis.verdicts.results import ExerciseResults
-from lm.spec.exercises import Claim, NotRun
+from lm.spec.exercises import Claim, Exercise, NotRun, terms, tree
 
-COLUMNS = ["exercise", "claim", "lessons", "ours", "margin (95% interval)", "method", "seeds", "p", "p (adjusted)",
+COLUMNS = ["exercise", "claim", "lessons", "ours", "margin (interval)", "method", "seeds", "p", "p (adjusted)",
            "verdict", "note"]
 
 
@@ -40,21 +42,43 @@ class Row:
         return any(key.startswith(prefix) for _, key, _ in self.numbers)
 
 
-class Table:
-    """Every claim's verdict, and the family of comparisons whose p were adjusted together."""
+def read_from(exercise: Exercise) -> set[str]:
+    """The other exercises whose runs the exercise's claims read (`baseline:base.…`): a table of this exercise's
+    claims needs their results too, whether or not their own claims are judged."""
+    named = set()
+    for c in exercise.claims:
+        for expr in filter(None, (c.check, c.ours)):
+            named |= {v.split(":", 1)[0] for v, _, _ in terms(tree(expr).body) if ":" in v}
+    return named - {exercise.name}
 
-    def __init__(self, rows: list[Row]):
+
+def family_of(exercises: Mapping[str, Exercise]) -> decision.Family:
+    """The families' comparisons per exercise, counted from the exercises' claims alone (claim_kinds.slots)."""
+    slots: dict[str, dict[str, int]] = {}
+    for name, ex in exercises.items():
+        for c in ex.claims:
+            fam, m = claim_kinds.slots(c)
+            if fam and m:
+                slots.setdefault(fam, {})[name] = slots.get(fam, {}).get(name, 0) + m
+    return decision.Family(slots)
+
+
+class Table:
+    """Every claim's verdict, and the families whose comparisons' p were adjusted together."""
+
+    def __init__(self, rows: list[Row], family: decision.Family):
         self.rows = rows
-        self.family = [c for r in rows if not r.verdict.finding for c in r.verdict.comparisons if c.p is not None]
+        self.counted = family
+        self.family = [c for r in rows for c in r.verdict.comparisons if c.family == claim_kinds.TABLE]
 
     def of(self, exercise: str) -> list[Row]:
         return [r for r in self.rows if r.exercise == exercise]
 
     def counts(self, exercise: str | None = None) -> dict[str, int]:
         """Claims per verdict, in claims.VERDICTS' order (those with none left out): the table's, or one
-        exercise's."""
+        exercise's. The A/A control is not a claim: not counted."""
         rows = self.rows if exercise is None else self.of(exercise)
-        count = Counter(r.verdict.verdict for r in rows if r.verdict.verdict)
+        count = Counter(r.verdict.verdict for r in rows if r.verdict.verdict and not r.verdict.control)
         return {str(k): count[k] for k in claims.VERDICTS if count[k]}
 
     def summary(self, exercise: str | None = None) -> str:
@@ -64,32 +88,40 @@ class Table:
     def frame(self) -> pd.DataFrame:
         """One row per claim, the report's columns."""
         rows = [{"exercise": r.exercise, "claim": r.verdict.text, "lessons": r.verdict.lesson or "-",
-                 "ours": r.verdict.ours or "-", "margin (95% interval)": r.verdict.interval or "-",
+                 "ours": r.verdict.ours or "-", "margin (interval)": r.verdict.interval or "-",
                  "method": r.verdict.method or "-", "seeds": r.verdict.seeds or "-", "p": r.verdict.p or "-",
                  "p (adjusted)": r.verdict.p_adjusted or "-", "verdict": r.verdict.label or "-",
                  "note": r.verdict.note} for r in self.rows]
         return pd.DataFrame(rows, columns=COLUMNS)
 
     def preamble(self) -> str:
-        """The family, the method and the level, in words, for the report."""
-        return (f"Multiplicity: the family is {decision.FAMILY.replace('MIN_SEEDS', str(decision.MIN_SEEDS))}; "
-                f"{len(self.family)} comparisons here. Their p-values are adjusted together by "
-                f"{decision.METHOD.title()}'s method, which holds the chance of any wrong firm verdict in the table "
-                f"at {decision.ALPHA:.0%} (family-wise, two-sided); a verdict follows the adjusted p, the interval "
-                f"shown is the comparison's own 95% interval. Seeds are added only at fixed looks "
+        """The family, how the level is shared and spent, and what lies outside, in words, for the report."""
+        slots = self.counted.slots.get(claim_kinds.TABLE, {})
+        members = ", ".join(f"{name} {m}" for name, m in slots.items())
+        apart = [f"{r.exercise}: {r.claim.text}" for r in self.rows if r.verdict.deterministic]
+        return (f"Multiplicity: the family is {decision.FAMILY}: {self.counted.total(claim_kinds.TABLE)} comparisons "
+                f"({members}). Each exercise holds its share of the {decision.ALPHA:.0%} level in proportion to its "
+                f"comparisons, and its comparisons' p are adjusted together by {decision.METHOD.title()}'s method "
+                f"within that share, a comparison not judged counting as p = 1: a claim's adjusted p is therefore "
+                f"the same whichever exercises the report shows. This holds the chance of any wrong firm verdict in "
+                f"the table at {decision.ALPHA:.0%} (family-wise, two-sided); `make calibrate` measures it through "
+                f"this table (docs/claims.md). A verdict follows the adjusted p, and each interval is shown at the "
+                f"level that verdict uses at its last look (named beside it). Seeds are added only at fixed looks "
                 f"({', '.join(map(str, decision.LOOKS))} seeds per variant; `make decide`), the level spent over "
                 f"them ({', '.join(f'{w:.3g}' for w in decision.SPEND)} of it): a comparison's p is the least of "
-                f"its looks' p, each divided by its look's share, so adding seeds keeps the table's error rate. "
-                f"A firm verdict needs {decision.MIN_SEEDS} seeds: "
-                f"below that a row is indicative. A lesson's single number is reproduced when it lies in our "
-                f"95% prediction interval for one more run, mean ± t·s·√(1 + 1/n), widened by "
-                f"{decision.TOLERANCE:.0%} of the number for the difference of setup "
-                f"(analysis/verdicts/decision.py says why each of these).")
+                f"its looks' p, each divided by its look's share. A firm verdict needs {decision.MIN_SEEDS} seeds; "
+                f"seeds that all agree have no spread for a t-test, and get an exact test (a sign test over seeds, "
+                f"whose least p at 3 seeds is 0.25). A lesson's single number is reproduced when our whole "
+                f"prediction interval for one more run (the seeds' spread and the evaluation's noise) lies within "
+                f"the lesson's printed precision plus {decision.TOLERANCE:.0%} of the number, not reproduced when the "
+                f"number lies outside that interval widened by as much. Outside the family: {decision.OUTSIDE}"
+                + (f"; the deterministic checks here: {'; '.join(apart)}" if apart else "") +
+                " (analysis/verdicts/decision.py says why each of these).")
 
 
 def lookups(runs: Mapping[str, ExerciseResults], name: str):
-    """The mean and per-seed lookups of exercise `name`, a qualified variant ("baseline:base") sent to its own
-    exercise's runs."""
+    """The mean, per-seed and per-window lookups of exercise `name`, a qualified variant ("baseline:base") sent to
+    its own exercise's runs."""
     def route(variant: str):
         if ":" not in variant:
             return runs[name], variant
@@ -109,18 +141,27 @@ def lookups(runs: Mapping[str, ExerciseResults], name: str):
             return None
         return er.per_seed(v, key, step)
 
-    return lookup, per_seed
+    def windows(variant, key, step=None):
+        try:
+            er, v = route(variant)
+        except NotRun:
+            return None
+        read = getattr(er, "windows", None)
+        return read(v, key, step) if read else None
+
+    return lookup, per_seed, windows
 
 
 def first_seeds(per_seed, n: int):
-    """The per-seed lookup cut to each variant's first n seeds (its lowest seed numbers): what one look sees."""
+    """The per-seed (or per-window) lookup cut to each variant's first n seeds (its lowest seed numbers): what one
+    look sees."""
     def cut(variant, key, step=None):
         per = per_seed(variant, key, step)
         return None if per is None else {s: per[s] for s in sorted(per)[:n]}
     return cut
 
 
-def at_looks(claim: Claim, lookup, variants: list[str], per_seed) -> claims.Verdict:
+def at_looks(claim: Claim, lookup, variants: list[str], per_seed, windows=None) -> claims.Verdict:
     """One claim judged at every look it reached (decision.LOOKS): its verdict is the last look's, and each of its
     comparisons carries its raw p at every look (`looks`), from which its sequential p is read."""
     counts = []
@@ -131,11 +172,14 @@ def at_looks(claim: Claim, lookup, variants: list[str], per_seed) -> claims.Verd
             counts.append(len(per))
         return per
 
-    whole = claim_kinds.judge(claim, lookup, variants, counting)
+    whole = claim_kinds.judge(claim, lookup, variants, counting, windows)
     last = decision.look(min(counts)) if counts else None
     if last is None or not whole.comparisons:
         return whole
-    seen = [claim_kinds.judge(claim, lookup, variants, first_seeds(per_seed, n)) for n in decision.LOOKS if n <= last]
+    seen = [whole if n == max(counts) else  # every variant at this look already: judged so above
+            claim_kinds.judge(claim, lookup, variants, first_seeds(per_seed, n), first_seeds(windows, n) if windows
+                              else None)
+            for n in decision.LOOKS if n <= last]
     v = seen[-1]
     for k, c in enumerate(v.comparisons):
         c.looks = {n: earlier.comparisons[k].raw_p for n, earlier in zip(decision.LOOKS, seen)
@@ -146,18 +190,53 @@ def at_looks(claim: Claim, lookup, variants: list[str], per_seed) -> claims.Verd
     return v
 
 
-def table(runs: Mapping[str, ExerciseResults]) -> Table:
-    """Every claim judged at every look it reached, the family's sequential p adjusted together (decision.METHOD),
-    every claim settled again."""
+def table(runs: Mapping[str, ExerciseResults], family: Mapping[str, Exercise] | None = None,
+          judged: Iterable[str] | None = None) -> Table:
+    """Every claim of the `judged` exercises (default: all of `runs`) judged at every look it reached, each family's
+    sequential p adjusted (decision.Family, counted from the `family` exercises, default those of `runs`, and the
+    judged ones), every claim settled again. `runs` holds every exercise whose numbers a judged claim reads."""
+    names = list(runs) if judged is None else list(judged)
+    counted = family_of({**(family or {er.exercise.name: er.exercise for er in runs.values()}),
+                         **{name: runs[name].exercise for name in names}})
     rows = []
-    for name, er in runs.items():
-        lookup, per_seed = lookups(runs, name)
+    for name in names:
+        er = runs[name]
+        lookup, per_seed, windows = lookups(runs, name)
         for i, c in enumerate(er.exercise.claims, 1):
-            rows.append(Row(name, i, c, at_looks(c, lookup, list(er.exercise.variants), per_seed)))
-    t = Table(rows)
-    for c, q in zip(t.family, decision.adjust([c.p for c in t.family])):
-        c.p_adjusted = float(q)
+            v = at_looks(c, lookup, list(er.exercise.variants), per_seed, windows)
+            fam, _ = claim_kinds.slots(c)
+            for comparison in v.comparisons if fam else ():
+                comparison.family = fam
+            rows.append(Row(name, i, c, v))
+    t = Table(rows, counted)
+    for name in names:
+        for fam in counted.slots:
+            members = [c for r in t.of(name) for c in r.verdict.comparisons if c.family == fam]
+            if members:
+                _adjust(counted, fam, name, members)
     for r in rows:
         if r.verdict.verdict not in (claims.NOT_RUN, claims.NOT_APPLICABLE, claims.NOT_MEASURED, ""):
             claims.settle(r.verdict)
     return t
+
+
+def _adjust(counted: decision.Family, fam: str, exercise: str, members: list[claims.Comparison]) -> None:
+    """An exercise's comparisons of one family adjusted together; each one's level: where it is firm, the raw level
+    its last look's interval must clear for that verdict, else the best its next look could need."""
+    p = [c.p for c in members]
+    q = counted.adjust(fam, exercise, p)
+    decided = sum(x < decision.ALPHA for x in q)
+    for c, x in zip(members, q):
+        last = decision.look(c.n or 0)
+        if last is None or c.p is None:   # not judged: a p of 1 in the exercise's adjustment, none shown
+            continue
+        c.p_adjusted = float(x)
+        spent = decision.SPEND[decision.LOOKS.index(last)]
+        if x < decision.ALPHA:
+            c.level = decision.ALPHA * spent * c.p / x if x > 0 else spent * decision.ALPHA
+        else:
+            c.level = counted.plan_level(fam, exercise, last, decided)
+        nxt = decision.next_look(last)
+        c.plan = counted.plan_level(fam, exercise, nxt, decided) if nxt else None
+    return None
+

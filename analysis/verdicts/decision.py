@@ -1,15 +1,18 @@
-"""The claims table's decision rule, declared once: its outcomes, its level, the family it holds that level over,
-the smallest seed count for a firm verdict, the looks at which seeds may be added (`make decide`) and how the level
-is spent over them, and the tolerance a lesson's single number is read with.
+"""The claims table's decision rule, declared once: its outcomes, its level, the family it holds that level over and
+how the level is shared in it, the smallest seed count for a firm verdict, the looks at which seeds may be added
+(`make decide`) and how the level is spent over them, the exact tests for seeds that all agree, and the tolerance a
+lesson's single number is read with.
 
-Numbers only (numpy, scipy, statsmodels): the report decides with these functions and the calibration test
-(tests/analysis/test_calibration.py) simulates studies through the same ones.
+Numbers only (numpy, scipy, statsmodels): the table decides with these functions, and the calibration
+(analysis/calibration, `make calibrate`) measures the error rate of the whole table that uses them.
 """
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
-from scipy import stats
-from statsmodels.stats.multitest import multipletests
+from scipy import special
 
 
 class Outcome(StrEnum):
@@ -17,7 +20,7 @@ class Outcome(StrEnum):
     REPRODUCED = "reproduced"
     WITHIN_NOISE = "within seed noise"
     NOT_REPRODUCED = "not reproduced"
-    INDICATIVE = "indicative"          # fewer seeds than MIN_SEEDS: the means' direction, never a verdict
+    INDICATIVE = "indicative"          # fewer seeds than MIN_SEEDS, or means alone: their direction, never a verdict
     FINDING = "finding"                # a lesson's question, or a comparison no lesson makes: an interval, no verdict
     NOT_RUN = "not run"
     NOT_APPLICABLE = "not applicable"  # to the corpus the runs read; the note says why
@@ -28,19 +31,26 @@ FIRM = (Outcome.REPRODUCED, Outcome.NOT_REPRODUCED)
 
 # The level: two-sided 5%, held family-wise over the table (each direction 2.5%).
 ALPHA = 0.05
-# Holm rather than Benjamini-Hochberg: each row is read and quoted on its own ("the lesson's 1.761 is not
-# reproduced"), so what a reader needs is that no firm verdict in the table is wrong (family-wise error), not that
-# wrong ones are a small share of the firm ones (false discovery rate). Holm holds that under any dependence between
-# the comparisons (the table's share runs: several read the same base model) and is uniformly stronger than
-# Bonferroni.
+# The family: every comparison of every check and every value claim in the exercise files, counted from the files
+# alone before any run (Family.of), so that it does not depend on which exercises a report shows or which runs
+# exist. Each exercise holds a share of the level in proportion to its comparisons (m_e / M of ALPHA: the weighted
+# Bonferroni split), and within an exercise its comparisons are adjusted together by Holm's method at that share, a
+# comparison not judged (not run, indicative) counting as p = 1. A comparison's adjusted p then depends on its own
+# exercise's p alone, which are always computed together: `make report ABLATIONS=baseline` gives baseline's claims
+# the adjusted p of the full report (tests/analysis/test_verdicts.py). Holm over the whole table would not: its
+# adjusted p depend on every other p in the table. Holm within the share holds the family-wise level under any
+# dependence between the comparisons (the table's share runs: several read the same base model), as the split does
+# between exercises. Holm rather than Benjamini-Hochberg: each row is read and quoted on its own ("the lesson's 1.761
+# is not reproduced"), so what a reader needs is that no firm verdict in the table is wrong (family-wise error), not
+# that wrong ones are a small share of the firm ones (false discovery rate).
 METHOD = "holm"
-FAMILY = ("every comparison of every claim in the table that carries a p-value: a seed interval over at least "
-          f"MIN_SEEDS seeds, or a lesson's single number against our prediction interval. Outside it: findings (the "
-          f"lessons' questions and comparisons no lesson makes: an interval and a wording, no verdict), exact checks "
-          f"(a count, a tag, a number every seed gives alike: no sampling error to control) and indicative rows")
-# A firm verdict needs 3 seeds. The t-interval holds its level only if the per-seed values are normal (the
-# calibration test's assumption); Shapiro-Wilk, which the A/A exercise uses to check that, needs 3 values at least,
-# and with 2 the interval is 12.7 standard errors wide (t(1) = 12.71): no difference this table asks about resolves.
+FAMILY = ("every comparison of every check and every value claim in the exercise files, fixed from the files before "
+          "any run")
+OUTSIDE = ("findings and questions (an interval and a wording: unadjusted, descriptive), deterministic checks (a "
+           "count, the settings' arithmetic: every seed gives the same number, no error to control; shown apart), "
+           "predictions and the A/A control (its own family, at its own level)")
+# A firm verdict needs 3 seeds: with 2 the t-interval is 12.7 standard errors wide (t(1) = 12.71), and an exact test
+# over 2 seeds cannot reach the level at all.
 MIN_SEEDS = 3
 # The looks: a comparison is judged on the first 3 seeds of each variant it reads, and `make decide` may add rounds
 # of ROUND seeds, up to 12. A claim left undecided at one look and judged again at the next is a second test of the
@@ -48,19 +58,23 @@ MIN_SEEDS = 3
 # the level is spent over the looks (alpha spending, the Bonferroni form): look k may use SPEND[k] of it, and a
 # comparison's p is its sequential p, min over the looks it reached of p_k / SPEND[k]. That is a valid p-value
 # whatever rule chooses which claims get more seeds and when to stop (P(any look's p_k <= SPEND[k]·a) <= a, the looks
-# being fixed seed counts), so Holm over the table still holds the family-wise level; the calibration test simulates
-# the whole procedure. Half the level at the first look: a table never extended loses little (its Holm thresholds
-# halve); the other half is shared by the three added rounds. A variant with seeds between two looks is judged at the
-# lower one (its first LOOKS[k] seeds): the looks must be fixed in advance for the spending to hold.
+# being fixed seed counts), so the family's adjustment still holds the level; `make calibrate` simulates the whole
+# procedure through the table. Half the level at the first look: a table never extended loses little; the other
+# half is shared by the three added rounds. A variant with seeds between two looks is judged at the lower one (its
+# first LOOKS[k] seeds): the looks must be fixed in advance for the spending to hold.
 LOOKS = (MIN_SEEDS, 6, 9, 12)
 SPEND = (1 / 2, 1 / 6, 1 / 6, 1 / 6)
 ROUND = LOOKS[1] - LOOKS[0]
-# Planning: the power `make decide` plans a comparison's seeds for, statsmodels' solvers at the level of its last look.
+# Planning: the power `make decide` plans a comparison's seeds for, and the "seeds needed" note says, at the level
+# its next look spends (Family.plan_level).
 POWER = 0.8
-# A lesson's single number is one draw from the lesson's own setup, not ours. Our prediction interval for a new
-# run is widened by this share of the lesson's number for that difference of setup (kernels, batch order, the
-# initialisation's random stream). Its size is the lessons' own: lesson 000's recipe ends at 1.761 and lesson 002's
-# CPU recipe, a model of the same width on the same corpus, at 1.746, 0.85% apart; 1% covers that.
+# A lesson's single number is one draw from the lesson's own setup. Its seed noise and its evaluation's noise (the
+# windows the lesson averaged) are in our prediction interval for one more run; what seeds cannot show is a
+# difference of implementation (the lesson's code against ours: kernels, data split, optimiser details). The
+# tolerance for it is the lessons' own: lesson 000's recipe ends at 1.761 and lesson 002's CPU recipe, a model of the
+# same width on the same corpus, at 1.746, 0.85% apart; 1% covers that. A single number is "reproduced" when our whole
+# prediction interval lies within that tolerance plus the lesson's own printed precision of it (an equivalence test),
+# "not reproduced" when the number lies outside the interval widened by as much, and within noise otherwise.
 TOLERANCE = 0.01
 
 
@@ -69,44 +83,86 @@ def indicative(n: int) -> str:
     return f"{Outcome.INDICATIVE} ({n} seed{'s' * (n != 1)})"
 
 
-def adjust(p) -> np.ndarray:
-    """The family's p-values adjusted by METHOD (statsmodels' multipletests), in the order given."""
-    p = np.asarray(p, float)
-    if not len(p):
-        return p
-    return multipletests(p, alpha=ALPHA, method=METHOD)[1]
-
-
-def outcome(diff: float, p: float) -> Outcome:
+def outcome(direction: float, p: float) -> Outcome:
     """One comparison's verdict from its margin's direction and its (adjusted) p: firm only below the level."""
-    if p >= ALPHA:
+    if p >= ALPHA or direction == 0:
         return Outcome.WITHIN_NOISE
-    return Outcome.REPRODUCED if diff > 0 else Outcome.NOT_REPRODUCED
+    return Outcome.REPRODUCED if direction > 0 else Outcome.NOT_REPRODUCED
 
 
-def decide(diff, p) -> list[Outcome]:
-    """The verdicts of a whole family: its p-values adjusted together, then each comparison's outcome."""
-    return [outcome(float(d), float(q)) for d, q in zip(diff, adjust(p))]
-
-
+# --- p-values ------------------------------------------------------------------------------------------------
+# scipy's special functions, which scipy.stats' t distribution calls after its argument checks: the same numbers
+# (tests/analysis/test_claims.py against scipy.stats.ttest_1samp and ttest_ind) in a microsecond rather than a
+# millisecond; the calibration judges millions of comparisons.
 def t_p(diff, se, df):
-    """Two-sided p of a t statistic diff / se with df degrees of freedom (arrays or numbers)."""
-    return 2 * stats.t.sf(np.abs(np.asarray(diff, float)) / np.asarray(se, float), df)
+    """Two-sided p of a t statistic diff / se with df degrees of freedom (arrays or numbers; df inf: normal)."""
+    return 2 * special.stdtr(np.asarray(df, float), -np.abs(np.asarray(diff, float)) / np.asarray(se, float))
 
 
-def prediction_p(value: float, mean: float, sd: float, n: int) -> float:
-    """How surprising the lesson's single number `value` is as one more draw of our runs (mean, sd over n seeds),
-    its distance first shortened by the setup TOLERANCE: two-sided, from t(n - 1) · sd · √(1 + 1/n)."""
-    gap = max(0.0, abs(value - mean) - TOLERANCE * abs(value))
-    if sd <= 0:
-        return 0.0 if gap > 0 else 1.0
-    return float(t_p(gap, sd * np.sqrt(1 + 1 / n), n - 1))
+def t_quantile(q, df):
+    """The q quantile of t with df degrees of freedom."""
+    return special.stdtrit(np.asarray(df, float), np.asarray(q, float))
 
 
-def prediction_interval(mean: float, sd: float, n: int, value: float) -> tuple[float, float]:
-    """Where one more run of ours would land with 1 - ALPHA probability, widened by TOLERANCE of `value`."""
-    half = stats.t.ppf(1 - ALPHA / 2, n - 1) * sd * np.sqrt(1 + 1 / n) + TOLERANCE * abs(value)
-    return mean - half, mean + half
+def sign_p(held: int, n: int) -> float:
+    """The exact two-sided p of "it holds on half the seeds" when it held on `held` of n (a sign test over seeds,
+    binomial at 1/2): for seeds that all agree, where a t-test has no spread to go on. 0.25 at 3 seeds of 3."""
+    k = min(held, n - held)
+    return float(min(1.0, 2 * special.bdtr(k, n, 0.5)))
+
+
+def separation_p(n_a: int, n_b: int) -> float:
+    """The exact two-sided p of two samples with no spread on either side and different values (every value of one
+    above every value of the other): the permutation test's, 2 / C(n_a + n_b, n_a). 0.1 at 3 seeds against 3."""
+    return min(1.0, 2 / math.comb(n_a + n_b, n_a))
+
+
+def holm(p) -> np.ndarray:
+    """Holm's adjusted p, in the order given: statsmodels' multipletests(method="holm") to the last digit
+    (tests/analysis/test_verdicts.py), without the garbage collection it runs on every call (0.35 s over a test
+    process's heap), which the calibration's hundred thousand adjustments cannot afford."""
+    p = np.asarray(p, float)
+    order = np.argsort(p)
+    steps = np.maximum.accumulate((len(p) - np.arange(len(p))) * p[order])
+    out = np.empty_like(p)
+    out[order] = np.minimum(1.0, steps)
+    return out
+
+
+# --- the family ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Family:
+    """Comparisons counted from the exercise files before any run, per family ("table": the claims; "control": the
+    A/A control's) and per exercise: {family: {exercise: comparisons}}. Each exercise holds its share of the level
+    and adjusts its own comparisons by Holm within it (the module's note)."""
+    slots: Mapping[str, Mapping[str, int]]
+
+    def total(self, family: str) -> int:
+        return sum(self.slots.get(family, {}).values())
+
+    def share(self, family: str, exercise: str) -> float:
+        """The exercise's share of the level: its comparisons over the family's."""
+        m = self.slots.get(family, {}).get(exercise, 0)
+        return m / self.total(family) if m else 0.0
+
+    def adjust(self, family: str, exercise: str, p: Sequence[float | None]) -> np.ndarray:
+        """The adjusted p of an exercise's comparisons, given in order (None: not judged, counted as 1): Holm within
+        the exercise over all its comparisons, divided by its share of the level, at most 1."""
+        m = self.slots.get(family, {}).get(exercise, 0)
+        if len(p) > m:
+            raise ValueError(f"{exercise}: {len(p)} comparisons of the {family} family found, {m} counted in its files")
+        if not len(p):
+            return np.zeros(0)
+        padded = np.ones(m)
+        padded[:len(p)] = [1.0 if x is None else x for x in p]
+        return np.minimum(1.0, holm(padded)[:len(p)] / self.share(family, exercise))
+
+    def plan_level(self, family: str, exercise: str, look: int, decided: int = 0) -> float:
+        """The raw two-sided level a comparison of the exercise must reach at `look` (seeds) to be firm, at best:
+        Holm's first threshold among the exercise's comparisons not yet decided, at its share of the level and the
+        share of it that look spends. `make decide` plans its seeds at it, and the "seeds needed" note says it."""
+        m = self.slots.get(family, {}).get(exercise, 0)
+        return ALPHA * self.share(family, exercise) * SPEND[LOOKS.index(look)] / max(1, m - decided)
 
 
 def look(n: int) -> int | None:
@@ -116,8 +172,14 @@ def look(n: int) -> int | None:
     return reached[-1] if reached else None
 
 
+def next_look(n: int) -> int | None:
+    """The look after the one n seeds reached; None after the last."""
+    later = [k for k in LOOKS if k > n]
+    return later[0] if later else None
+
+
 def sequential_p(at: dict):
     """A comparison's p over the looks it reached ({seeds: the look's raw p}): min of p_k / SPEND[k], at most 1.
-    The p may be arrays of many comparisons (the calibration test's), a look a comparison did not reach inf."""
+    The p may be arrays of many comparisons, a look a comparison did not reach inf."""
     p = np.minimum(1.0, np.min([np.asarray(p, float) / SPEND[LOOKS.index(n)] for n, p in at.items()], axis=0))
     return float(p) if p.ndim == 0 else p

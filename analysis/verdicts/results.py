@@ -1,12 +1,13 @@
 """What the verdict engine reads of an exercise's runs, and those results as plain numbers.
 
 The engine judges on numbers. `ExerciseResults` is all it reads of one exercise: the exercise (its claims, its
-variants) and two lookups, a variant's number as a mean over seeds and per seed. The store's side implements it
-on MLflow (analysis.store_reading.reader.ExerciseRuns); `Numbers` implements it on plain dicts, so a table can be
-built without a store: in the tests, and to simulate the table's error rate through the table itself.
+variants) and three lookups, a variant's number as a mean over seeds, per seed, and per validation window of each
+seed (where the runs logged it). The store's side implements it on MLflow
+(analysis.store_reading.reader.ExerciseRuns); `Numbers` implements it on plain dicts, so a table can be built without
+a store: in the tests, and to simulate the table's error rate through the table itself (analysis/calibration).
 """
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -14,6 +15,7 @@ from lm.spec.exercises import Exercise, NotRun
 
 Value = float | str         # a metric's number, or a tag's text
 PerSeed = dict[int, Value]  # {seed: value}
+PerWindow = dict[int, Sequence[float]]  # {seed: the number on each validation window, in the windows' order}
 
 
 class ExerciseResults(Protocol):
@@ -28,15 +30,26 @@ class ExerciseResults(Protocol):
     def per_seed(self, variant: str, key: str, step: int | None = None) -> PerSeed | None:
         """The same number per seed, {seed: value}; None where there is none."""
 
+    def windows(self, variant: str, key: str, step: int | None = None) -> PerWindow | None:
+        """The same number per seed on each of the windows it averages, {seed: values in the windows' order}, the
+        same windows in the same order for every run of a corpus and a context, so two runs pair window by window;
+        None where they are not logged. The number is their mean; the engine reads them for the windows' error of a
+        difference (claims.py)."""
+
 
 @dataclass
 class Numbers:
     """One exercise's results from plain numbers: `final`, {variant: {metric or tag: {seed: value}}}, and `curves`,
-    {variant: {metric: {step: {seed: value}}}}. A variant in neither was not run. A number the store derives from
-    curves (the loss at a time budget, val_loss_at_budget) is given as the final number it is."""
+    {variant: {metric: {step: {seed: value}}}}, and `windows`, {variant: {metric: {step or None: {seed: values on
+    each window}}}}. A variant in neither was not run. A number the store derives from curves (the loss at a time
+    budget, val_loss_at_budget) is given as the final number it is."""
     exercise: Exercise
     final: Mapping[str, Mapping[str, Mapping[int, Value]]]
     curves: Mapping[str, Mapping[str, Mapping[int, Mapping[int, Value]]]] = field(default_factory=dict)
+    per_window: Mapping[str, Mapping[str, Mapping[int | None, PerWindow]]] = field(default_factory=dict)
+
+    def windows(self, variant: str, key: str, step: int | None = None) -> PerWindow | None:
+        return self.per_window.get(variant, {}).get(key, {}).get(step) or None
 
     def per_seed(self, variant: str, key: str, step: int | None = None) -> PerSeed | None:
         if step is None:

@@ -1,18 +1,18 @@
-"""Numbers over seeds: mean ± std, 95% t-intervals for a difference (paired over seeds, Welch's, or one sample
-against a constant), and the seeds a difference would need."""
+"""Numbers over seeds: mean ± std, the tests of a difference (paired over seeds, Welch's, one sample against a
+constant; exact where the seeds all agree), their intervals at a stated level, the validation windows' error of a
+difference paired window by window, and the seeds a difference would need."""
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
-from statsmodels.stats import power as power_solvers
-from statsmodels.tools.sm_exceptions import ConvergenceWarning
+from scipy import special, stats
 
 from analysis.verdicts import decision
 
 ONE_SEED = "one seed: no interval"
 CANNOT_TELL = "the seeds cannot tell these apart"
+DESCRIPTIVE = "unadjusted, descriptive"   # an interval outside the table's family: what it shows, not a verdict
+CONFIDENCE = 0.95                          # the level of a descriptive interval
 
 
 def mean_std(values, digits: int = 3) -> str:
@@ -26,29 +26,55 @@ def mean_std(values, digits: int = 3) -> str:
 
 
 PAIRED, WELCH, ONE_SAMPLE = "paired t", "Welch t", "one-sample t"
+# Seeds that all agree (a head count that ties, a share at 100%, a tag) leave a t-test no spread to go on: their
+# exact tests. A sign test over seeds of whether the comparison holds (paired, one sample, `==`), and for two
+# separate samples with no spread on either side the permutation test of their separation.
+SIGN, SEPARATION = "sign test", "exact separation"
+# A lesson's single number against our prediction interval for one more run (claims.Prediction).
+PREDICTION = "prediction interval"
 
 
 @dataclass
 class Difference:
-    diff: float                 # mean(a) - mean(b)
-    low: float | None = None    # the 95% interval; None when a side has one seed
+    diff: float                 # mean(a) - mean(b): the margin
+    low: float | None = None    # the descriptive 95% interval; None where there is none (one seed, an exact test)
     high: float | None = None
     n_a: int = 0
     n_b: int = 0
-    method: str = WELCH         # PAIRED (per-seed differences), WELCH, or ONE_SAMPLE (against a constant)
+    method: str = WELCH         # PAIRED, WELCH, ONE_SAMPLE, SIGN or SEPARATION
     sd: float = 0.0             # the spread the interval rests on: of the differences, or pooled for Welch
-    p: float | None = None      # two-sided p of "no difference"; None where there is no interval
-    se: float = 0.0             # the standard error of diff from the seeds' spread, with its degrees of freedom
+    p: float | None = None      # two-sided p of "no margin" (SIGN: of "holds on half the seeds"); None: no test
+    se: float = 0.0             # the standard error of diff, seeds' and windows' together, with its degrees of freedom
     df: float = math.inf
     se_windows: float | None = None  # the validation windows' standard error of diff, where it was added
+    se_seeds: float = 0.0       # the seeds' part of se
+    held: int | None = None     # SIGN: on how many of n_a seeds the comparison holds
 
     @property
     def exact(self) -> bool:
-        """Every seed gave the same difference: no spread, no chance."""
-        return self.low is not None and self.low == self.high
+        """An exact test: the seeds all agree, no interval."""
+        return self.method in (SIGN, SEPARATION)
+
+    @property
+    def direction(self) -> float:
+        """Which way the margin points: the seeds' majority for a sign test, else the margin's sign."""
+        if self.method == SIGN:
+            return float(np.sign(2 * self.held - self.n_a))
+        return float(np.sign(self.diff))
+
+    def at(self, level: float) -> tuple[float, float] | None:
+        """The two-sided (1 - level) interval of the margin; None for an exact test or one seed."""
+        if self.exact or self.p is None:
+            return None
+        half = float(decision.t_quantile(1 - level / 2, self.df)) * self.se
+        return self.diff - half, self.diff + half
 
     @property
     def wording(self) -> str:
+        if self.method == SIGN:
+            return f"holds on {self.held} of {self.n_a} seeds"
+        if self.method == SEPARATION:
+            return "higher" if self.diff > 0 else "lower" if self.diff < 0 else CANNOT_TELL
         if self.low is None:
             return ONE_SEED
         if self.low <= 0 <= self.high:
@@ -56,116 +82,176 @@ class Difference:
         return "higher" if self.diff > 0 else "lower"
 
 
-def welch(a, b, confidence: float = 0.95) -> Difference:
-    """The difference of the means of a and b with Welch's t-interval (unequal variances)."""
+def _t(d: Difference, se: float, df: float) -> Difference:
+    """d with its t-test: se, df, p and the descriptive interval."""
+    d.se, d.df = se, df
+    d.p = float(decision.t_p(d.diff, se, df))
+    d.low, d.high = d.at(1 - CONFIDENCE)
+    return d
+
+
+def welch(a, b) -> Difference:
+    """The difference of the means of a and b, Welch's t (unequal variances); two sides with no spread, the exact
+    test of their separation."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     d = Difference(float(a.mean() - b.mean()), n_a=len(a), n_b=len(b))
     if len(a) < 2 or len(b) < 2:
         return d
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
     d.sd = float(math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2))
-    if a.var() == 0 and b.var() == 0:  # every seed gave the same number on both sides: the difference is exact
-        return _exact(d)
-    test = stats.ttest_ind(a, b, equal_var=False)
-    ci = test.confidence_interval(confidence)
-    d.low, d.high, d.p = float(ci.low), float(ci.high), float(test.pvalue)
-    d.se, d.df = float(math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))), float(test.df)
-    return d
+    if va + vb <= 1e-24 * max(1.0, abs(float(a.mean())), abs(float(b.mean()))) ** 2:
+        d.method = SEPARATION
+        d.p = decision.separation_p(len(a), len(b)) if d.diff != 0 else 1.0
+        return d
+    df = (va + vb) ** 2 / ((va ** 2 / (len(a) - 1) if va else 0) + (vb ** 2 / (len(b) - 1) if vb else 0))
+    d.se_seeds = math.sqrt(va + vb)
+    return _t(d, d.se_seeds, df)
 
 
-def _exact(d: Difference) -> Difference:
-    """A difference every seed gives alike: its interval is the point, and it is no chance either way."""
-    d.sd = 0.0
-    d.low = d.high = d.diff
-    d.p = 0.0 if d.diff != 0 else 1.0
-    return d
-
-
-def paired(a, b, confidence: float = 0.95) -> Difference:
-    """The mean of the per-seed differences a[i] - b[i] with a t-interval over them: for runs that pair by seed
-    (the same seed sees the same batches in the same order), which removes what the seeds share."""
+def paired(a, b, strict: bool = True) -> Difference:
+    """The mean of the per-seed differences a[i] - b[i], t over them: for runs that pair by seed (the same seed sees
+    the same batches in the same order), which removes what the seeds share."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     if a.shape != b.shape:
         raise ValueError(f"paired values need one per seed on each side, got {len(a)} and {len(b)}")
-    return one_sample(a - b, 0.0, confidence, PAIRED)
+    return one_sample(a - b, 0.0, PAIRED, strict)
 
 
-def one_sample(x, c: float = 0.0, confidence: float = 0.95, method: str = ONE_SAMPLE) -> Difference:
-    """mean(x) - c with the t-interval over the values of x."""
+def one_sample(x, c: float = 0.0, method: str = ONE_SAMPLE, strict: bool = True) -> Difference:
+    """mean(x) - c, t over the values of x; values that all agree (to round-off), the sign test over them of
+    whether x > c (x >= c where not strict)."""
     x = np.asarray(x, float)
     d = Difference(float(x.mean() - c), n_a=len(x), n_b=len(x), method=method)
     if len(x) < 2:
         return d
     d.sd = float(x.std(ddof=1))
-    if d.sd <= 1e-12 * max(1.0, abs(float(x.mean()))):  # every seed gave the same difference (to round-off): exact
-        return _exact(d)
-    test = stats.ttest_1samp(x, c)
-    ci = test.confidence_interval(confidence)  # of mean(x)
-    d.low, d.high, d.p = float(ci.low) - c, float(ci.high) - c, float(test.pvalue)
-    d.se, d.df = d.sd / math.sqrt(len(x)), float(len(x) - 1)
+    if d.sd <= 1e-12 * max(1.0, abs(float(x.mean()))):
+        return sign(d, int(np.sum(x - c > 0 if strict else x - c >= 0)), len(x))
+    d.se_seeds = d.sd / math.sqrt(len(x))
+    return _t(d, d.se_seeds, len(x) - 1)
+
+
+def sign(d: Difference, held: int, n: int) -> Difference:
+    """d judged by the sign test: it held on `held` of n seeds."""
+    d.method, d.held, d.n_a, d.n_b = SIGN, held, n, n
+    d.sd = 0.0
+    d.low = d.high = None
+    d.p = decision.sign_p(held, n)
     return d
 
 
-def with_windows(d: Difference, se_windows: float, confidence: float = 0.95) -> Difference:
-    """d with the validation windows' standard error added to the seeds': every run is scored on the same windows,
-    so their error is shared by the seeds and does not shrink with them. se = √(se_seeds² + se_windows²), its
-    degrees of freedom by Welch-Satterthwaite (the windows' term from over a thousand windows, taken as known)."""
-    if d.low is None or se_windows <= 0:
+def with_windows(d: Difference, se_windows: float) -> Difference:
+    """d with the validation windows' standard error added to the seeds': the seeds share the windows, so their
+    error does not shrink with them. se = √(se_seeds² + se_windows²), on the seeds' degrees of freedom. Not
+    Welch-Satterthwaite's, which with the windows' term taken as known gives more: at 3 seeds a spread that happens
+    to come out small then shrinks the interval twice, through se and through its t quantile (a paired t at its
+    boundary was firm in 4.1% of 2,000 draws against 2.5%; on the seeds' degrees of freedom the statistic's tails
+    are lighter than t's, so the test keeps its level)."""
+    if d.exact or d.low is None:
         return d
-    se = math.sqrt(d.se ** 2 + se_windows ** 2)
-    df = math.inf if d.se == 0 else se ** 4 / (d.se ** 4 / d.df)
-    half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
-    return Difference(d.diff, d.diff - half, d.diff + half, d.n_a, d.n_b, d.method, d.sd,
-                      float(decision.t_p(d.diff, se, df)), d.se, d.df, se_windows)
+    d.se_windows = se_windows
+    if se_windows <= 0:
+        return d
+    return _t(d, math.sqrt(d.se_seeds ** 2 + se_windows ** 2), d.df)
 
 
-def seeds_needed(d: Difference, power: float = decision.POWER, most: int = 100, alpha: float = decision.ALPHA) \
-        -> int | None:
+def paired_windows_se(groups: list[np.ndarray]) -> float:
+    """The windows' standard error of a margin, from its per-window values: each group one set of windows (the same
+    windows, in the same order, for every run scored on them), its per-window margin the linear combination of the
+    terms' per-window values (each averaged over the seeds): var over the windows / the windows, summed over the
+    groups (separate sets of windows are independent samples). Paired window by window, so what two models share on
+    a window (its text's difficulty) cancels: summing each model's own error in squares overstates it by
+    1/√(1 - ρ), 3.2x at a correlation ρ = 0.9 between their per-window losses."""
+    return math.sqrt(sum(float(np.var(g, ddof=1)) / len(g) for g in groups if len(g) > 1))
+
+
+def seeds_needed(d: Difference, level: float, power: float = decision.POWER, most: int = 100,
+                 least: int = 2) -> int | None:
     """Seeds per variant that would find a true difference of the size observed, at the spread observed, with
-    `power` (80%) at level `alpha` (the table's; `make decide` gives the share its next look spends, divided
-    among the comparisons still open, Holm's first threshold): statsmodels' t-test power solvers (paired or
-    one-sample: one t over the per-seed margins; Welch: two independent samples of equal size). The validation
-    windows' error does not shrink with seeds: the difference is first shortened by what it takes of it
-    (z_alpha/2 + z_power standard errors, the safe side of adding them in squares). None if more than `most`, or
-    if there is no spread, or no difference left, to go on."""
-    shown = abs(d.diff)
-    if d.se_windows:
-        shown -= (stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * d.se_windows
-    if d.sd <= 0 or shown <= 0:
-        return None
-    solver = power_solvers.TTestIndPower() if d.method == WELCH else power_solvers.TTestPower()
-    with warnings.catch_warnings():  # a difference far too small for `most` seeds: the solver does not converge
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        n = solver.solve_power(effect_size=shown / d.sd, alpha=alpha, power=power, alternative="two-sided")
-    n = float(np.atleast_1d(n)[0])
-    n = decision.MIN_SEEDS if not math.isfinite(n) else max(decision.MIN_SEEDS, math.ceil(n))  # NaN: fewer than 2
-    return n if n <= most else None
+    `power` (80%) at the raw two-sided `level` the next look needs (decision.Family.plan_level): the t-test's power
+    (t_power; paired or one-sample: one t over the per-seed margins; Welch: two independent samples of equal size) at
+    every seed count at once; for seeds that all agree, the exact test's own; for a lesson's single number, one more
+    run's error at each seed count. The validation windows' error
+    does not shrink with seeds: the difference is first shortened by what it takes of it (z_level/2 + z_power
+    standard errors, the safe side of adding them in squares). None if more than `most`, or if there is no
+    difference left, to go on. `least`: the fewest to try (the power rises with the seeds: least = most asks
+    whether `most` would do)."""
+    n = np.arange(least, most + 1)
+    if d.method == PREDICTION:  # one more run's error, seeds' and evaluation's: it does not shrink below the lesson's
+        tau2 = max(0.0, d.se ** 2 - d.se_seeds ** 2)
+        se = np.sqrt(d.sd ** 2 * (1 + 1 / n) + tau2)
+        needs = (decision.t_quantile(1 - level / 2, n - 1) + decision.t_quantile(power, n - 1)) * se
+        hit = n[abs(d.diff) >= needs] if d.sd > 0 else n[:0]
+    elif d.method == SIGN:
+        if d.held not in (0, d.n_a):  # seeds that disagree: no spread to plan with, and not all one way
+            return None
+        hit = n[2 * 0.5 ** n < level]
+    elif d.method == SEPARATION:
+        hit = n[[2 / math.comb(2 * k, k) < level for k in n]] if d.diff else n[:0]
+    else:
+        shown = abs(d.diff)
+        if d.se_windows:
+            shown -= (stats.norm.ppf(1 - level / 2) + stats.norm.ppf(power)) * d.se_windows
+        if d.sd <= 0 or shown <= 0:
+            return None
+        hit = n[np.nan_to_num(t_power(shown / d.sd, n, level, d.method == WELCH)) >= power]
+    return max(decision.MIN_SEEDS, int(hit[0])) if len(hit) else None
 
 
-def windows_hold_zero(d: Difference, confidence: float = 0.95) -> bool:
-    """Whether the validation windows' error alone keeps zero in the interval: no number of seeds resolves it."""
-    return d.se_windows is not None and abs(d.diff) <= stats.norm.ppf(0.5 + confidence / 2) * d.se_windows
+def t_power(effect: float, n: np.ndarray, level: float, two_samples: bool = False) -> np.ndarray:
+    """The two-sided t-test's power at each seed count n against a true difference of `effect` (>= 0) standard
+    deviations: one sample (paired: over the per-seed margins), or two samples of n each. The noncentral t's
+    distribution function, scipy's special function that scipy.stats' nct and statsmodels' TTestPower and
+    TTestIndPower rest on (the same numbers: tests/analysis/test_claims.py), called directly: 20 microseconds
+    rather than 0.5 ms through their wrappers, for every open comparison of every simulated table."""
+    df = 2 * n - 2 if two_samples else n - 1
+    nc = effect * np.sqrt(n / 2 if two_samples else n)
+    crit = decision.t_quantile(1 - level / 2, df)
+    with np.errstate(all="ignore"):
+        # the wrong-way tail is at most level / 2; scipy 1.17 gives NaN for it far out, where it is 0
+        return 1 - special.nctdtr(df, nc, crit) + np.nan_to_num(special.nctdtr(df, nc, -crit), nan=0.0)
+
+
+def windows_hold_zero(d: Difference, level: float) -> bool:
+    """Whether the validation windows' error alone keeps zero in the interval at `level`: no number of seeds
+    resolves it."""
+    return bool(d.se_windows) and abs(d.diff) <= stats.norm.ppf(1 - level / 2) * d.se_windows
 
 
 def reading(d: Difference, variant: str) -> str:
     """What the interval lets one say, in words."""
     if d.wording in (ONE_SEED, CANNOT_TELL):
         return d.wording
-    return f"{variant} is {d.wording}"
+    return f"{variant} is {d.wording}" if not d.method == SIGN else d.wording
 
 
-def interval(d: Difference, digits: int = 3) -> str:
-    """'+0.041 (+0.012 to +0.070)', or the difference alone when there is no interval; where the windows' error
-    was added, both standard errors: '+0.041 (+0.002 to +0.080; se seeds 0.010, windows 0.015)'."""
+def interval(d: Difference, digits: int = 3, level: float | None = None) -> str:
+    """'+0.041 (+0.012 to +0.070)' (the descriptive 95% interval), at another level '+0.041 (+0.002 to +0.080 at
+    99.6%)'; where the windows' error was added, both standard errors ('; se seeds 0.010, windows 0.015'); an exact
+    test, what it rests on ('+1.000 (on 3 of 3 seeds)'); the difference alone where there is no interval."""
     text = f"{d.diff:+.{digits}f}"
+    if d.method == SIGN:
+        return f"{text} (holds on {d.held} of {d.n_a} seeds)"
+    if d.method == SEPARATION:
+        return f"{text} (no spread on either side: {d.n_a} and {d.n_b} seeds)"
     if d.low is None:
         return text
-    parts = f"{d.low:+.{digits}f} to {d.high:+.{digits}f}"
+    low, high = d.at(level) if level is not None else (d.low, d.high)
+    parts = f"{low:+.{digits}f} to {high:+.{digits}f}"
+    if level is not None:
+        parts += f" at {percent(1 - level)}"
     if d.se_windows is not None:
-        parts += f"; se seeds {d.se:.{digits}f}, windows {d.se_windows:.{digits}f}"
+        parts += f"; se seeds {d.se_seeds:.{digits}f}, windows {d.se_windows:.{digits}f}"
     return f"{text} ({parts})"
 
 
-def summary(values, confidence: float = 0.95) -> dict[str, float]:
+def percent(confidence: float) -> str:
+    """A confidence level as the interval's name, its tail to two significant digits: 95%, 97.5%, 99.58%."""
+    tail = np.format_float_positional(float(f"{(1 - confidence) * 100:.2g}"), trim="-")
+    return f"{100 - float(tail):.{len(tail.partition('.')[2])}f}%"
+
+
+def summary(values, confidence: float = CONFIDENCE) -> dict[str, float]:
     """mean, std, n and the t-interval of the mean over seeds (NaN where one seed gives no spread)."""
     v = np.asarray([float(x) for x in values if x is not None and np.isfinite(float(x))])
     n = len(v)

@@ -7,6 +7,7 @@ exercise's variant is named with its exercise first: `baseline:base.knockout_pre
 `baseline.base.knockout_prev_head_b1`); its lookup gets the variant as "baseline:base".
 """
 import ast
+import functools
 import operator
 import os
 import re
@@ -41,6 +42,8 @@ class ClaimKind(StrEnum):
     (analysis/verdicts/claim_kinds.py)."""
     QUESTION = "question"      # a lesson's question: the variant with the best value of a metric
     VALUE = "value"            # a lesson's single number, against our prediction interval for one more run
+    CONTROL = "control"        # an A/A control: two numbers of identical settings, through every path a claim takes
+    DETERMINISTIC = "deterministic"  # a check every seed gives alike (a count, the settings' arithmetic): no error
     FINDING = "finding"        # a comparison no lesson makes (or asked, not answered): an interval and a wording
     CHECK = "check"            # a condition on our numbers: reproduced when it holds
     PREDICTION = "prediction"  # worked out before running: shown beside the lesson's figure, no verdict
@@ -61,8 +64,10 @@ class ClaimFields:
 CLAIM_FIELDS = {
     ClaimKind.QUESTION: ClaimFields(marks=("answer",)),
     ClaimKind.VALUE: ClaimFields(marks=("value",), needs=("ours",), numbers=("value",), excludes=("check",)),
-    ClaimKind.FINDING: ClaimFields(marks=("finding", "check")),
-    ClaimKind.CHECK: ClaimFields(marks=("check",)),
+    ClaimKind.CONTROL: ClaimFields(marks=("control",), needs=("ours",), excludes=("check", "windows")),
+    ClaimKind.DETERMINISTIC: ClaimFields(marks=("deterministic", "check"), excludes=("finding", "windows")),
+    ClaimKind.FINDING: ClaimFields(marks=("finding", "check"), excludes=("windows",)),
+    ClaimKind.CHECK: ClaimFields(marks=("check",), excludes=("windows",)),
     ClaimKind.PREDICTION: ClaimFields(marks=("prediction",)),
     ClaimKind.SHOWN: ClaimFields(),
 }
@@ -89,6 +94,11 @@ class Claim:
     best: str = "min"
     prediction: bool = False    # worked out before running, shown beside the lesson's figure without a verdict
     value: float | None = None  # a lesson's single number, judged as one draw: `ours` names our per-seed metric
+    windows: int | None = None  # for a value: how many windows the lesson's number averages (its own evaluation,
+    #                             whose noise is part of the prediction); unset: the lesson's number is not an average
+    #                             over windows (a probe, a count) or its evaluation is not known
+    deterministic: bool = False  # a check whose numbers every seed gives alike: no error to control, shown apart
+    control: bool = False       # an A/A control: `ours` names two numbers of identical settings
     finding: bool = False       # a question or a comparison no lesson makes: an interval and a wording (higher,
     #                             lower, undetermined), never reproduced or not
 
@@ -108,6 +118,9 @@ class Claim:
         wrong = [n for n in fields.needs if not self.sets(n)]
         wrong += [n for n in fields.numbers if not isinstance(getattr(self, n), (int, float))]
         wrong += [n for n in fields.excludes if self.sets(n)]
+        if self.sets("windows") and not (isinstance(self.windows, int) and self.windows > 0):
+            return f"has windows: {self.windows!r}: it is the number of windows the lesson's number averages, a " \
+                   f"whole number above 0"
         if not wrong:
             return None
         wants = [f"`{n}`" for n in fields.needs] + [f"a number in `{n}`" for n in fields.numbers] + \
@@ -245,11 +258,14 @@ _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, as
 QUALIFIED = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*):([A-Za-z_]\w*)\.")
 
 
+@functools.lru_cache(maxsize=4096)
 def tree(expr: str) -> ast.Expression:
-    """A check's syntax tree; `exercise:variant.key` is read as `exercise.variant.key`."""
+    """A check's syntax tree; `exercise:variant.key` is read as `exercise.variant.key`. Parsed once per text (a
+    table evaluates each check on every look, the calibration on thousands of tables): shared, not to be changed."""
     return ast.parse(QUALIFIED.sub(r"\1.\2.", expr), mode="eval")
 
 
+@functools.lru_cache(maxsize=65536)
 def term(node) -> tuple[str, str, int | None] | None:
     """(variant, key, step) when the node names one number: `v.key`, `v.key[step]`, `exercise.v.key`,
     `exercise.v.key[step]` (its variant "exercise:v"); None for any other node."""
@@ -270,8 +286,10 @@ def _private(*names: str) -> bool:
     return any(n.startswith("_") for n in names)
 
 
+@functools.lru_cache(maxsize=16384)
 def terms(node) -> list[tuple[str, str, int | None]]:
-    """The (variant, key, step) numbers an expression (or a node of one) reads, in the order it names them."""
+    """The (variant, key, step) numbers an expression (or a node of one: of tree's shared trees, so once each) reads,
+    in the order it names them; not to be changed."""
     found = {}
 
     def visit(n):
@@ -291,8 +309,9 @@ def referenced(expr: str) -> set[str]:
     return {v for v, _, _ in terms(tree(expr)) if ":" not in v}
 
 
-def evaluate(expr: str, lookup):
-    """The value of a check. `lookup(variant, key, step)` gives a number or tag, or raises NotRun."""
+def evaluate(expr: str, lookup, functions=FUNCTIONS):
+    """The value of a check. `lookup(variant, key, step)` gives a number or tag, or raises NotRun. `functions`: what
+    abs, min and max are (numpy's, to evaluate a check on arrays, one number a seed)."""
 
     def ev(n):
         match n:
@@ -319,7 +338,7 @@ def evaluate(expr: str, lookup):
                     left = right
                 return True
             case ast.Call(func=ast.Name(id=f), args=args) if f in FUNCTIONS:
-                return FUNCTIONS[f](*(ev(a) for a in args))
+                return functions[f](*(ev(a) for a in args))
             case ast.List(elts=es) | ast.Tuple(elts=es):
                 return [ev(e) for e in es]
         raise ValueError(f"not allowed in a check: {ast.unparse(n)!r}")

@@ -220,6 +220,24 @@ class DecideOptions:
     tracking_uri: str | None = None
 
 
+@dataclasses.dataclass
+class CalibrateOptions:
+    """`make calibrate`: the claims table's error rate, simulated through the table (analysis/calibration)."""
+    tables: int = 10_000        # simulated stores, each through the table at its first look and at the looks
+    power: int = 2_000          # tables for each true effect of the power
+    seed: int = 0
+    workers: int = 1            # processes: each simulates its share of the tables
+    record: bool = False        # keep the figures in analysis/calibration/measured.json (the report quotes them)
+
+
+@dataclasses.dataclass
+class SpreadsOptions:
+    """`python -m analysis.calibration.spreads`: the seeds' spread of every metric of a store's runs."""
+    experiments: list[str] = dataclasses.field(default_factory=list)   # exercises or other experiments; none: all
+    quick: bool = False
+    tracking_uri: str | None = None
+
+
 class Section(str, Enum):
     """A section of `make bench`."""
     TRAIN = "train"

@@ -3,7 +3,7 @@ when an exercise is loaded) and each kind's judging (analysis/verdicts/claim_kin
 import pytest
 
 from analysis.verdicts.claim_kinds import KINDS, judge
-from analysis.verdicts.claims import FINDING, REPRODUCED
+from analysis.verdicts.claims import FINDING, INDICATIVE
 from lm.spec.errors import ConfigError
 from lm.spec.exercises import CLAIM_FIELDS, Claim, ClaimKind, NotRun, load_all, parse
 
@@ -11,6 +11,8 @@ KINDS_BY_FIELDS = [
     (Claim(text="t", answer="val_loss", finding=True), ClaimKind.QUESTION),
     (Claim(text="t", ours="a.x", value=1.746), ClaimKind.VALUE),
     (Claim(text="t", ours="a.x", value=0), ClaimKind.VALUE),            # a number, zero too
+    (Claim(text="t", ours="[a.x, b.x]", control=True), ClaimKind.CONTROL),
+    (Claim(text="t", check="a.n == 3", deterministic=True), ClaimKind.DETERMINISTIC),
     (Claim(text="t", check="a.x < b.x", finding=True), ClaimKind.FINDING),
     (Claim(text="t", check="a.x < b.x"), ClaimKind.CHECK),
     (Claim(text="t", ours="a.x", prediction=True), ClaimKind.PREDICTION),
@@ -61,7 +63,7 @@ def lookup(variant, key, step=None):
 
 
 def test_each_kind_is_judged_by_its_own_entry():
-    assert judge(Claim(text="t", check="a.x < b.x"), lookup).verdict == REPRODUCED
+    assert judge(Claim(text="t", check="a.x < b.x"), lookup).verdict == INDICATIVE   # the means alone
     assert judge(Claim(text="t", check="a.x < b.x", finding=True), lookup).verdict == FINDING
     assert judge(Claim(text="t", answer="x"), lookup, ["a", "b"]).ours == "a (x 1.000)"
     assert judge(Claim(text="t", ours="c.x", value=1.0), lookup).note == "c was not run"

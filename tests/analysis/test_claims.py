@@ -33,22 +33,23 @@ def lookup(variant, key, step):
 
 
 @pytest.mark.parametrize("check, verdict", [
-    ("nopos.val_loss > base.val_loss", REPRODUCED),
-    ("nopos.val_loss < base.val_loss", NOT_REPRODUCED),
-    ("abs(base.val_loss[500] - 2.090) <= 0.06", REPRODUCED),
+    ("nopos.val_loss > base.val_loss", INDICATIVE),
+    ("nopos.val_loss < base.val_loss", INDICATIVE),
+    ("abs(base.val_loss[500] - 2.090) <= 0.06", INDICATIVE),
     ("abs(base.val_loss[1000] - 1.938) <= 0.06", NOT_RUN),      # a step that was never logged
     ("h1.val_loss > h4.val_loss", NOT_RUN),                     # variants that were never run
-    ("base.probe_top1 == 'e'", REPRODUCED),                     # a tag
-    ("base.probe_top1 == 'r'", NOT_REPRODUCED),
+    ("base.probe_top1 == 'e'", INDICATIVE),                     # a tag
     ("base.n_params == 112193 and missing.val_loss < 2", NOT_RUN),
 ])
-def test_verdicts(check, verdict):
+def test_on_the_means_alone_a_check_is_indicative_never_firm_and_a_missing_number_is_not_run(check, verdict):
+    """Issue 33: a comparison with no per-seed values has no test, so no place in the family: it was firm on the
+    means."""
     v = judge(Claim(text="t", check=check), lookup)
     assert v.verdict == verdict
     if verdict == NOT_RUN:
         assert "was not run" in v.note
-    if verdict == NOT_REPRODUCED:
-        assert v.note == f"check: {check}"
+    if verdict == INDICATIVE:
+        assert v.label == "indicative (means only)" and "means only, no per-seed values" in v.note
 
 
 def test_ours_is_shown_as_the_lessons_give_it():
@@ -64,6 +65,9 @@ def test_a_question_is_answered_by_the_best_variant():
     ask = Claim(text="which?", answer="score", best="min")
     v = judge(ask, lookup, ["a", "b", "c"])
     assert (v.verdict, v.ours, v.note) == (FINDING, "b (score 1.000)", "not run: c")
+    seeds = {("a", "score"): [2.0, 2.1, 1.95], ("b", "score"): [1.0, 1.2, 1.1]}
+    v = judge(ask, mean_lookup(seeds), ["a", "b"], seeds=per_seed(seeds))
+    assert v.label == "finding: b.score is lower than a.score" and "95% interval, unadjusted, descriptive" in v.note
     assert judge(Claim(text="which?", answer="score", best="max"), lookup, ["a", "b"]).ours == "a (score 2.000)"
     assert judge(ask, lookup, ["c", "d"]).verdict == NOT_RUN
 
@@ -74,7 +78,7 @@ def test_every_claim_in_the_exercises_can_be_judged_on_an_empty_store():
 
     for ex in load_all().values():
         for c in ex.claims:
-            ran = c.check or c.answer or c.value is not None
+            ran = c.check or c.answer or c.value is not None or c.control
             assert judge(c, nothing, list(ex.variants)).verdict == (NOT_RUN if ran else ""), c.text
 
 
@@ -102,9 +106,10 @@ def test_welch_interval_matches_the_formula():
     assert d.low > 0 and stats.reading(d, "h1") == "h1 is higher"
     assert stats.reading(stats.welch(b, a), "h4") == "h4 is lower"
     assert stats.interval(d) == f"+{d.diff:.3f} (+{d.low:.3f} to +{d.high:.3f})"
-    # Identical seeds on both sides: the difference is exact.
+    # Identical seeds on both sides: no spread for a t-test, the exact test of their separation (2 / C(4, 2)).
     same = stats.welch([2.0, 2.0], [1.5, 1.5])
-    assert (same.low, same.high) == (0.5, 0.5) and stats.reading(same, "x") == "x is higher"
+    assert same.method == stats.SEPARATION and same.low is None and same.p == pytest.approx(1 / 3)
+    assert stats.reading(same, "x") == "x is higher"
 
 
 def test_mean_std():
@@ -166,7 +171,7 @@ def test_loss_at_the_budget():
 
 
 SEEDS = {("h4", "val_loss"): [1.93, 1.94, 1.935], ("h1", "val_loss"): [1.95, 1.93, 1.94],
-         ("h2", "val_loss"): [1.90, 1.91, 1.905], ("one", "val_loss"): [1.96]}
+         ("h2", "val_loss"): [1.90, 1.912, 1.903], ("one", "val_loss"): [1.96]}
 
 
 def per_seed(table):
@@ -194,14 +199,14 @@ def judged(check, table, **kw):
     ("h2.val_loss < h4.val_loss", REPRODUCED, ""),                        # far apart against the seeds' spread
     ("h4.val_loss < h1.val_loss", WITHIN_NOISE, "h4.val_loss < h1.val_loss: the means hold, but"),
     ("h1.val_loss < h4.val_loss", WITHIN_NOISE, "h1.val_loss < h4.val_loss: the means fail, but"),
-    ("h4.val_loss < h2.val_loss", NOT_REPRODUCED, "h4.val_loss < h2.val_loss: the 95% interval lies on the wrong"),
+    ("h4.val_loss < h2.val_loss", NOT_REPRODUCED, "h4.val_loss < h2.val_loss: the 97.5% interval lies on the wrong"),
     ("h2.val_loss < h4.val_loss < h1.val_loss", WITHIN_NOISE, "h4.val_loss < h1.val_loss"),  # every pair counts
     ("h2.val_loss < one.val_loss", INDICATIVE, "the variants compared have different numbers of seeds"),
 ])
 def test_an_order_between_variants_is_read_against_the_seeds(check, verdict, note):
     v = judged(check, SEEDS)
     assert v.verdict == verdict and v.note.startswith(note), v
-    assert judge(Claim(text="t", check=check), mean_lookup(SEEDS)).verdict in (REPRODUCED, NOT_REPRODUCED)
+    assert judge(Claim(text="t", check=check), mean_lookup(SEEDS)).verdict == INDICATIVE   # the means alone
 
 
 def test_one_seed_is_indicative_never_a_verdict():
@@ -222,7 +227,7 @@ def test_a_chain_with_one_reversed_pair_is_not_reproduced():
     v = judged("t05.wv > t10.wv > t15.wv", CHAIN)
     assert v.verdict == NOT_REPRODUCED
     assert [c.verdict for c in v.comparisons] == [WITHIN_NOISE, NOT_REPRODUCED]
-    assert "t10.wv > t15.wv: the 95% interval lies on the wrong side of zero" in v.note
+    assert "t10.wv > t15.wv: the 97.5% interval lies on the wrong side of zero" in v.note
 
 
 def test_a_chain_with_a_noisy_pair_and_a_clear_one_is_within_seed_noise():
@@ -327,28 +332,44 @@ def test_paired_and_welch_match_scipy():
         stats.paired(a, b[:4])
 
 
-def test_a_tag_or_the_budget_has_no_per_seed_form_and_is_read_on_the_means():
+def test_a_number_with_no_per_seed_form_is_read_on_the_means_and_is_indicative():
     table = {("a", "x"): A}
     lookup = mean_lookup(table)
     v = judge(Claim(text="t", check="a.x > 1.0 and a.tag == 'e'"),
               lambda variant, key, step: "e" if key == "tag" else lookup(variant, key, step), seeds=per_seed(table))
-    assert v.verdict == REPRODUCED and v.method == f"{stats.ONE_SAMPLE}, exact"
+    assert [c.verdict for c in v.comparisons] == [REPRODUCED, INDICATIVE]
+    assert v.verdict == INDICATIVE and v.method == f"{stats.ONE_SAMPLE}, means only"
 
 
 # --- defect 9: undecided is not the end ----------------------------------------------------------------------
-def test_within_seed_noise_says_how_many_seeds_would_give_80_percent_power():
-    v = judged("h4.val_loss < h1.val_loss", SEEDS)
+def test_within_seed_noise_says_how_many_seeds_would_give_80_percent_power_at_the_level_its_next_look_needs():
+    """Issue 33: the note planned at 5% while `make decide` plans at the level its next look spends (10 against 27
+    seeds for a difference of 1 sd)."""
+    from analysis.verdicts import decision
+    v = judged("x.v < y.v", {("x", "v"): [1.00, 1.05, 1.02], ("y", "v"): [1.03, 1.04, 1.06]})
     d = v.comparisons[0].difference
-    n = stats.seeds_needed(d)
-    assert n is not None and n > 3
-    assert f"about {n} seeds per variant would give 80% power" in v.note and "make decide" in v.note
+    level = decision.ALPHA * decision.SPEND[1]      # judged alone: the second look's share of the whole level
+    n = stats.seeds_needed(d, level)
+    assert n is not None and n > 3 and n > stats.seeds_needed(d, decision.ALPHA)
+    assert f"about {n} seeds per variant would give 80% power at the level its next look needs (p < " \
+           f"{level:.2g})" in v.note and "make decide" in v.note
     # Issue 23, defect 3: the old figure was the n at which the interval only just excludes zero (50% power).
     # The power of a paired t at n seeds, from the noncentral t: at least 80% at n, less at n - 1.
     def power(k):
-        crit = scipy_stats.t.ppf(0.975, k - 1)
+        crit = scipy_stats.t.ppf(1 - level / 2, k - 1)
         nc = abs(d.diff) / d.sd * math.sqrt(k)
         return scipy_stats.nct.sf(crit, k - 1, nc) + scipy_stats.nct.cdf(-crit, k - 1, nc)
     assert power(n) >= 0.8 > power(n - 1)
+
+
+def test_the_power_the_seeds_are_planned_with_is_statsmodels():
+    from statsmodels.stats import power as solvers
+    n = np.arange(2, 30)
+    for effect, level in ((0.5, 0.05), (1.3, 0.0042), (3.0, 1e-4)):
+        for ours, theirs in ((stats.t_power(effect, n, level), solvers.TTestPower().power(effect, n, level)),
+                             (stats.t_power(effect, n, level, True), solvers.TTestIndPower().power(effect, n, level))):
+            seen = np.isfinite(theirs)   # statsmodels' is NaN where scipy's wrong-way tail is (stats.t_power)
+            assert ours[seen] == pytest.approx(theirs[seen], abs=1e-9) and np.isfinite(ours).all()
 
 
 def test_added_seeds_count_in_the_verdict():
@@ -359,8 +380,8 @@ def test_added_seeds_count_in_the_verdict():
 
 
 # --- every verdict path for every kind of check --------------------------------------------------------------
-PATHS = {("a", "x"): [1.0, 1.1, 1.2], ("b", "x"): [2.0, 2.1, 2.2], ("c", "x"): [1.05, 1.5, 0.9],
-         ("a", "p", 7): [1.0, 1.1, 1.2], ("b", "p", 7): [2.0, 2.1, 2.2], ("c", "p", 7): [1.05, 1.5, 0.9],
+PATHS = {("a", "x"): [1.0, 1.1, 1.2], ("b", "x"): [2.0, 2.12, 2.21], ("c", "x"): [1.05, 1.5, 0.9],
+         ("a", "p", 7): [1.0, 1.1, 1.2], ("b", "p", 7): [2.0, 2.12, 2.21], ("c", "p", 7): [1.05, 1.5, 0.9],
          ("u", "x"): [2.0, 2.1, 2.2, 2.05], ("w", "x"): [1.05, 1.5, 0.9, 1.2]}
 
 
@@ -387,34 +408,49 @@ def claim(exercise: str, starts: str) -> Claim:
 
 def test_a_better_model_than_the_lessons_is_not_its_number():
     """1.761 is judged two-sided, as one draw: today's better model does not pass as the lesson's; the perplexity
-    5.82 (e^1.761, the same test) is gone (issue 23, defect 8)."""
+    5.82 (e^1.761, the same test) is gone (issue 23, defect 8). Seeds around it as far apart as one draw's noise
+    cannot confirm it: failing to reject is not reproducing (issue 33)."""
     c = claim("baseline", "Validation loss after 3,000")
     assert c.value == 1.761 and c.check is None
-    for values, verdict in (([1.755, 1.765, 1.760], REPRODUCED), ([1.60, 1.61, 1.59], NOT_REPRODUCED)):
+    for values, verdict in (([1.7605, 1.7610, 1.7615], REPRODUCED), ([1.755, 1.765, 1.760], WITHIN_NOISE),
+                            ([1.60, 1.61, 1.59], NOT_REPRODUCED)):
         table = {("base", "val_loss", 3000): values}
         assert judge(c, mean_lookup(table), seeds=per_seed(table)).verdict == verdict
     assert not any("val_perplexity" in (c.check or c.ours or "") for c in load_all()["baseline"].claims)
 
 
-def test_a_lessons_single_number_is_judged_against_our_prediction_interval():
-    """mean ± t(n-1)·s·√(1 + 1/n), widened by the project's tolerance (decision.TOLERANCE of the number)."""
+def test_a_lessons_single_number_is_reproduced_only_when_our_whole_prediction_interval_lies_within_its_band():
+    """Issue 33: the prediction interval for one more run, mean ± t(n-1)·s·√(1 + 1/n) at the level the verdict uses
+    (the first look's share, judged alone); reproduced when it lies within the lesson's printed precision plus the
+    tolerance of the number (an equivalence test), not reproduced when the number lies outside it widened by as much,
+    within noise between: failing to reject is not reproducing."""
     from analysis.verdicts import decision
-    values = [1.74, 1.75, 1.76]            # mean 1.75, s 0.01
-    half = scipy_stats.t.ppf(0.975, 2) * 0.01 * math.sqrt(4 / 3)
-    # The first look spends SPEND[0] of the level: outside is outside the interval at that level.
-    spent = scipy_stats.t.ppf(1 - decision.ALPHA * decision.SPEND[0] / 2, 2) * 0.01 * math.sqrt(4 / 3)
-    inside = 1.75 + half + decision.TOLERANCE * 1.75
-    outside = 1.75 + spent + decision.TOLERANCE * 1.85 + 0.002
+    values = [1.7490, 1.7500, 1.7510]          # mean 1.75, s 0.001
+    level = decision.ALPHA * decision.SPEND[0]
+    half = scipy_stats.t.ppf(1 - level / 2, 2) * 0.001 * math.sqrt(4 / 3)
     table = {("base", "x"): values}
-    got = {}
-    for value in (inside, outside):
-        got[value] = judge(Claim(text="t", ours="base.x", value=value), mean_lookup(table), seeds=per_seed(table))
-    assert got[inside].verdict == REPRODUCED and got[outside].verdict == NOT_REPRODUCED
-    c = got[outside].comparisons[0]
-    gap = outside - 1.75 - decision.TOLERANCE * outside
-    assert c.raw_p == pytest.approx(2 * scipy_stats.t.sf(gap / (0.01 * math.sqrt(4 / 3)), 2))
+
+    def judged_(value):
+        return judge(Claim(text="t", ours="base.x", value=value, lesson=f"{value:.4f}"), mean_lookup(table),
+                     seeds=per_seed(table))
+
+    band = lambda value: decision.TOLERANCE * value + 0.00005  # noqa: E731  (printed to 4 decimals)
+    inside = round(1.75 + band(1.75) - half - 0.001, 4)   # the whole interval within the band
+    straddles = round(1.75 + band(1.76) + 0.002, 4)       # outside the band, inside the interval widened by it
+    outside = round(1.75 + band(1.80) + half + 0.001, 4)  # outside the interval widened by the band
+    verdicts = {value: judged_(value) for value in (inside, straddles, outside)}
+    assert [verdicts[v].verdict for v in (inside, straddles, outside)] == [REPRODUCED, WITHIN_NOISE, NOT_REPRODUCED]
+    c = verdicts[outside].comparisons[0]
+    margin = band(outside) - (outside - 1.75)
+    assert c.difference.diff == pytest.approx(margin)
+    assert c.raw_p == pytest.approx(2 * scipy_stats.t.sf(abs(margin) / (0.001 * math.sqrt(4 / 3)), 2))
     assert c.p == pytest.approx(c.raw_p / decision.SPEND[0])
-    assert c.p < 0.05 <= got[inside].comparisons[0].p
+    # The interval shown is the one the verdict uses, and says so; it lies within the band when reproduced.
+    low, high = 1.75 - half, 1.75 + half
+    assert verdicts[inside].interval == f"1.750 ({low:.3f} to {high:.3f} at 97.5%; the lesson's {inside:.3f} ± " \
+                                        f"{band(inside):.3g})"
+    assert inside - band(inside) <= low and high <= inside + band(inside)
+    assert "failing to reject is not reproducing" in verdicts[straddles].note
     one = {("base", "x"): [1.75]}
     assert judge(Claim(text="t", ours="base.x", value=1.9), mean_lookup(one), seeds=per_seed(one)).label == \
         "indicative (1 seed)"
@@ -432,11 +468,17 @@ def test_the_probe_judges_e_on_each_seed_and_65_percent_as_one_draw():
         mean, seeds = tagged(tags)
         return judge(top, mean, seeds=seeds)
 
-    assert judged_tags(["e", "e", "e"]).verdict == REPRODUCED
+    # Every seed's top choice alike: the sign test over seeds, whose least p at 3 seeds is 0.25 (issue 33: three
+    # seeds alike were "reproduced" outside the family); at 9 seeds alike it is firm.
+    three = judged_tags(["e", "e", "e"])
+    assert three.verdict == WITHIN_NOISE and three.method == stats.SIGN and "least p at these seeds 0.25" in three.note
+    assert judged_tags(["e"] * 9).verdict == REPRODUCED
     mixed = judged_tags(["e", "e", "r"])       # the most common tag is 'e': the old check said reproduced
-    assert mixed.verdict == WITHIN_NOISE and "holds on 2 of 3 seeds" in mixed.note
-    assert judged_tags(["r", "l", "r"]).verdict == NOT_REPRODUCED
-    for values, verdict in (([0.64, 0.66, 0.65], REPRODUCED), ([0.30, 0.31, 0.29], NOT_REPRODUCED)):
+    assert mixed.verdict == WITHIN_NOISE and "holds on 2 of 3 seeds" in mixed.interval
+    assert judged_tags(["r", "l", "r"]).verdict == WITHIN_NOISE
+    assert judged_tags(["r", "l", "r"] * 3).verdict == NOT_REPRODUCED
+    for values, verdict in (([0.650, 0.651, 0.649], REPRODUCED), ([0.64, 0.66, 0.65], WITHIN_NOISE),
+                            ([0.30, 0.31, 0.29], NOT_REPRODUCED)):
         table = {("base", "probe_top1_p"): values}
         assert judge(share, mean_lookup(table), seeds=per_seed(table)).verdict == verdict
 
@@ -462,7 +504,7 @@ def test_a_finding_gets_an_interval_and_a_wording_never_a_verdict():
 def test_the_head_claims_read_the_block_the_lesson_names():
     c = claim("baseline", "In block 1, a head reads the previous")
     # block 2 has the perfect previous-token head, block 1 none: the lesson's claim is about block 1
-    table = {("base", "heads_offset1_share_max_block1"): [0.30, 0.35, 0.32], ("base", "heads_offset1_share_max_block2"):
+    table = {("base", "heads_offset1_share_max_block1"): [0.30, 0.302, 0.301], ("base", "heads_offset1_share_max_block2"):
              [1.0, 1.0, 1.0], ("base", "heads_offset1_share_max"): [1.0, 1.0, 1.0]}
     assert judge(c, mean_lookup(table), seeds=per_seed(table)).verdict == NOT_REPRODUCED
     assert "block2" in claim("baseline", "A block-2 head finds").check
@@ -475,10 +517,14 @@ def test_the_head_claims_read_the_block_the_lesson_names():
     # "block 1, heads 2 and 4: spread over the last 3": four sharp 1-back heads (each 100% at 1 back, so 100% of
     # their weight 1-3 back) passed the check above; they count no spread head
     spread = claim("baseline", "Two block-1 heads spread over the last 3")
-    sharp = {("base", "heads_last3_spread_sum_block1"): [0.0, 0.0, 0.0],
-             ("base", "heads_last3_mass_min_block1"): [1.0, 1.0, 1.0]}
+    sharp = {("base", "heads_last3_spread_sum_block1"): [0.0] * 9, ("base", "heads_last3_mass_min_block1"): [1.0] * 9}
     assert judge(view, mean_lookup(sharp), seeds=per_seed(sharp)).verdict == REPRODUCED
     assert judge(spread, mean_lookup(sharp), seeds=per_seed(sharp)).verdict == NOT_REPRODUCED
+    # Three seeds alike say little about a mean (issue 33): the exact test leaves both open.
+    three = {k: v[:3] for k, v in sharp.items()}
+    for c, held in ((view, 3), (spread, 0)):
+        v = judge(c, mean_lookup(three), seeds=per_seed(three))
+        assert v.verdict == WITHIN_NOISE and v.comparisons[0].difference.held == held
 
 
 def test_the_context_claims_compare_like_with_like():
@@ -492,7 +538,7 @@ def test_the_context_claims_compare_like_with_like():
     c = claim("context", "Reading more than 16 characters back helps")
     assert c.check == "ctx128.val_loss_at_position[127] < ctx128.val_loss_at_position[15]"
     table = {("ctx128", "val_loss_at_position", 15): [2.0, 2.02, 2.01],
-             ("ctx128", "val_loss_at_position", 127): [2.1, 2.12, 2.11]}   # reading further made it worse
+             ("ctx128", "val_loss_at_position", 127): [2.1, 2.125, 2.105]}   # reading further made it worse
     assert judge(c, mean_lookup(table), seeds=per_seed(table)).verdict == NOT_REPRODUCED
 
 
@@ -518,26 +564,58 @@ def test_the_store_gives_each_seeds_value_for_the_claims():
     # each seed's own curve at the budget (base's mean time, 100 s): slow's seeds reach step 500 in it
     assert er.per_seed("slow", "val_loss_at_budget") == pytest.approx({1: 3.26, 2: 3.27})
     v = judge(Claim(text="t", check="slow.val_loss < base.val_loss"), er.lookup, seeds=er.per_seed)
-    assert v.method == stats.PAIRED and v.seeds == "2" and v.verdict == INDICATIVE   # two seeds: no verdict
+    assert v.seeds == "2" and v.verdict == INDICATIVE   # two seeds: no verdict
+    assert v.comparisons[0].difference.diff == pytest.approx(0.5)
 
 
-# --- issue 23, defect 5: the windows' error ------------------------------------------------------------------
-def test_the_windows_error_is_added_to_the_seeds_in_the_interval():
-    """Seeds that agree closely cannot hide that every run is scored on the same windows: the issue's estimate,
-    0.034 per position, 0.049 for position 63 minus 15, against a margin of 0.06."""
+# --- issue 33: the windows' error, paired ----------------------------------------------------------------------
+def windowed(rho: float, seeds=(1, 2, 3), windows: int = 2000, rng=None, offsets=None):
+    """Two variants a and b scored on the same windows: each window's loss is the variant's mean, the run's own
+    offset (its seed), and a window part of sd 0.3 of which the share rho is the window's own difficulty, shared by
+    every run. The per-seed final values (each the mean over the windows) and the per-window values."""
+    rng = rng or np.random.default_rng(0)
+    offsets = offsets if offsets is not None else {v: rng.normal(0, 0.01, len(seeds)) for v in "ab"}
+    shared = rng.normal(0, 1, windows)
+    per_window = {}
+    for v, mean in (("a", 2.0), ("b", 2.02)):
+        per_window[v] = {s: mean + offsets[v][i] + 0.3 * (math.sqrt(rho) * shared + math.sqrt(1 - rho) *
+                                                           rng.normal(0, 1, windows)) for i, s in enumerate(seeds)}
+    final = {(v, "val_loss"): [float(x.mean()) for x in per_window[v].values()] for v in "ab"}
+    return final, per_window, offsets
+
+
+def test_the_windows_error_of_a_difference_is_paired_window_by_window():
+    """Issue 33: every variant is scored on the same windows, so what a window's text costs every model cancels in
+    a difference. With a correlation of 0.9 between two runs' per-window losses, the windows' standard error the
+    engine adds matches the spread of the difference over fresh draws of the windows; summing each run's own error
+    in squares, as before, overstated it (1/√(1 - ρ) = 3.2x for one run against one)."""
+    final, per_window, offsets = windowed(0.9)
+    check = Claim(text="t", check="b.val_loss > a.val_loss")
+    lookups = dict(seeds=per_seed(final), windows=lambda v, k, step=None: per_window[v] if k == "val_loss" else None)
+    v = judge(check, mean_lookup(final), **lookups)
+    d = v.comparisons[0].difference
+    # The windows' error of the seeds' mean difference, over 300 fresh draws of 2,000 windows, the runs' offsets kept.
+    rng = np.random.default_rng(1)
+    draws = []
+    for _ in range(300):
+        f, _, _ = windowed(0.9, rng=rng, offsets=offsets)
+        draws.append(np.mean(f[("b", "val_loss")]) - np.mean(f[("a", "val_loss")]))
+    assert d.se_windows == pytest.approx(np.std(draws, ddof=1), rel=0.12)
+    # each run's own error over its windows, summed in squares over the two variants (the old rule)
+    own = [float(np.std(x, ddof=1) / math.sqrt(len(x))) for v in "ab" for x in per_window[v].values()]
+    summed = math.sqrt(np.mean(own[:3]) ** 2 + np.mean(own[3:]) ** 2)
+    assert summed > 3 * d.se_windows
+    assert d.se == pytest.approx(math.sqrt(d.se_seeds ** 2 + d.se_windows ** 2))
+    assert "se seeds" in v.interval and f"windows {d.se_windows:.3f}" in v.interval
+
+
+def test_a_window_scored_number_without_per_window_values_says_its_interval_is_for_those_windows():
     key = "val_loss_at_position"
     table = {("ctx64", key, 63): [1.600, 1.610, 1.605], ("ctx64", key, 15): [1.661, 1.668, 1.666]}
-    check = f"ctx64.{key}[63] < ctx64.{key}[15]"
-    alone = judged(check, table).comparisons[0].difference
-    assert judged(check, table).verdict == REPRODUCED and alone.se_windows is None    # nothing logged: seeds only
-    windows = {**table, ("ctx64", f"{key}_se", 63): [0.034] * 3, ("ctx64", f"{key}_se", 15): [0.034] * 3}
-    v = judged(check, windows)
-    d = v.comparisons[0].difference
-    assert d.se_windows == pytest.approx(0.034 * math.sqrt(2)) and d.se == pytest.approx(alone.se)
-    se = math.sqrt(alone.se ** 2 + d.se_windows ** 2)
-    df = se ** 4 / (alone.se ** 4 / 2)                       # Welch-Satterthwaite, the windows' term known
-    assert d.high - d.diff == pytest.approx(scipy_stats.t.ppf(0.975, df) * se)
-    assert v.verdict == WITHIN_NOISE and "se seeds" in v.interval and "windows 0.048" in v.interval
+    v = judged(f"ctx64.{key}[63] < ctx64.{key}[15]", table)
+    assert v.comparisons[0].difference.se_windows is None
+    assert f"ctx64.{key}[63], ctx64.{key}[15]: scored on fixed windows, the same for every run, whose per-window " \
+           f"values are not logged: the interval is for those windows" in v.note
 
 
 # --- issue 32: each claim at the lesson's own precision -------------------------------------------------------
@@ -566,7 +644,9 @@ def test_the_block_1_heads_are_the_lessons_100_and_94_percent_as_one_draw_each()
     assert (one.value, two.value) == (1.0, 0.94)
     table = {("base", "heads_offset1_share_max_block1"): [0.92, 0.93, 0.91] * 2}   # the old ≥ 90% passed it
     assert judge(one, mean_lookup(table), seeds=per_seed(table)).verdict == NOT_REPRODUCED
-    table = {("base", "heads_offset1_share_max_block1"): [0.998, 1.0, 0.995]}
+    table = {("base", "heads_offset1_share_max_block1"): [0.998, 1.0, 0.995]}   # 3 seeds: too few to be sure
+    assert judge(one, mean_lookup(table), seeds=per_seed(table)).verdict == WITHIN_NOISE
+    table = {("base", "heads_offset1_share_max_block1"): [0.998, 1.0, 0.997, 0.999, 1.0, 0.998]}
     assert judge(one, mean_lookup(table), seeds=per_seed(table)).verdict == REPRODUCED
 
 

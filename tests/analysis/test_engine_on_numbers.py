@@ -11,8 +11,9 @@ from lm.spec.exercises import load_all
 from tests.conftest import ROOT
 
 # Lesson 002's CPU recipe (experiments/recipe002.yaml) at three seeds, numbers made to land on each side of its
-# claims: the untrained loss 0.03 from log|V|, far from the lesson's 4.371; the validation curve within 0.003 of the
-# lesson's every 250 steps, ending at its 1.746; the training loss far from its 1.562.
+# claims: the untrained loss 0.03 from log|V|, far from the lesson's 4.371; the validation curve within 0.0006 of the
+# lesson's every 250 steps, ending at its 1.746, a spread small enough for our whole prediction interval to lie within
+# each point's band; the training loss far from its 1.562.
 RECIPE = """
 import json, sys
 from analysis.verdicts import Numbers, table
@@ -23,15 +24,15 @@ def seeds(*values):
 
 recipe = load_all()["recipe002"]
 final = {"cpu": {"n_params": seeds(160000, 160000, 160000), "uniform_loss": seeds(4.174, 4.174, 4.174),
-                 "val_loss": seeds(1.745, 1.748, 1.751), "bigram_loss": seeds(2.48, 2.47, 2.49),
+                 "val_loss": seeds(1.7455, 1.7460, 1.7466), "bigram_loss": seeds(2.48, 2.47, 2.49),
                  "train_eval_loss": seeds(2.00, 2.01, 1.99), "loss_at_init": seeds(4.200, 4.201, 4.199),
-                 "heads_offset0_share_max_block1": seeds(0.81, 0.80, 0.82),
+                 "heads_offset0_share_max_block1": seeds(0.81, 0.77, 0.85),
                  "heads_offset1_share_max_block1": seeds(0.40, 0.35, 0.42),
                  "heads_last3_spread_sum_block1": seeds(1.6, 1.7, 1.65),
                  "heads_word_start_max_block1": seeds(0.3, 0.2, 0.4)}}
 LESSON = {250: 2.327, 500: 2.111, 750: 1.986, 1000: 1.898, 1250: 1.863, 1500: 1.820, 1750: 1.795, 2000: 1.758,
           2250: 1.756, 2500: 1.746}
-curves = {"cpu": {"val_loss": {step: seeds(v - 0.003, v, v + 0.003) for step, v in LESSON.items()}}}
+curves = {"cpu": {"val_loss": {step: seeds(v - 0.0005, v, v + 0.0006) for step, v in LESSON.items()}}}
 t = table({"recipe002": Numbers(recipe, final, curves)})
 heavy = sorted(m for m in ("mlflow", "matplotlib", "seaborn", "torch", "analysis.store_reading", "analysis.report")
                if m in sys.modules)
@@ -45,7 +46,7 @@ def test_a_whole_table_is_built_from_numbers_for_a_real_exercise_without_mlflow(
     got = json.loads(p.stdout.splitlines()[-1])
     assert got["verdicts"] == ["reproduced", "reproduced", "not reproduced", *["reproduced"] * 10, "not reproduced",
                                "reproduced", "reproduced", "reproduced"]
-    # every comparison but the parameter count's two, which every seed gives alike: the untrained loss's two
+    # every comparison but the parameter count's, a deterministic check (shown apart): the untrained loss's two
     # bounds, 4.371, the curve's ten points, 1.562, the bigram table, the diagonal and the either-or's two
     assert got["family"] == 18
     assert got["heavy"] == []

@@ -72,9 +72,9 @@ def test_tables_hold_the_numbers(quick_report):
     # indicative. Columns: claim, the lessons' figure, ours, the margin's 95% interval, its method, seeds, p, the
     # adjusted p, verdict, note.
     assert re.search(r"\| Validation loss after 500 steps \| 2\.090 \| - \| - \| - \| - \| - \| - \| not run \|", md)
+    # A deterministic check: judged on its numbers, with no error to control, one seed as well as three.
     assert re.search(r"\| The model has this many parameters \| The model has two blocks and 112,193 knobs \| 112,193 \| "
-                     r"1 of 1 seeds \| each seed \| 1 \| "
-                     r"- \| - \| indicative \(1 seed\) \|", md)
+                     r"base\.n_params == 112193: holds \| deterministic \| 1 \| - \| - \| reproduced \| a deterministic check", md)
     assert re.search(r"\| Finding: which change helps most for the same training time\? \| Which change helps most for "
                      r"the same training time\? \| \w+ "
                      r"\(val_loss_at_budget \d\.\d{3}\), runner-up \w+ \(\d\.\d{3}\) \| [+-]\d\.\d{3} \| one seed \| 1 \| "
@@ -86,13 +86,14 @@ def test_tables_hold_the_numbers(quick_report):
     assert re.search(r"\| heads \| Finding: four heads against one head of the same width, validation loss \| .* \| [+-]\d\.\d{3} \| "
                      r"one seed \| 1 \|", md)
     assert "Multiplicity: the family is" in md and "Holm" in md
-    # The A/A exercise: the engine calls no difference between identical settings on disjoint seeds, and says
-    # whether the seeds' spread fits the normal assumption.
-    assert re.search(r"\| aa \| Identical settings on disjoint seeds: the engine calls no difference \| .* \| Welch t \| "
-                     r"3 \| [\d.e-]+ \| - \| finding: a\.val_loss against b\.val_loss: undetermined \|", md)
-    aa = md.split("## A/A: two identical variants\n")[1].split("\n## ")[0]
-    assert "| a | 1, 2, 3 |" in aa and "| b | 1001, 1002, 1003 |" in aa
-    assert re.search(r"The per-seed spread (fits|does not fit) the normal assumption \(Shapiro-Wilk p", aa)
+    # The A/A control: identical settings through every path a claim can take, its comparisons in a family of their
+    # own, and how many came out firm beside the rate the calibration measured.
+    assert re.search(r"\| aa \| A/A: the same settings on disjoint seeds, .* \| Welch t, paired t, prediction interval \| "
+                     r"3 \| [\d.e-]+; [\d.e-]+; [\d.e-]+ \| [\d.e-]+; [\d.e-]+; [\d.e-]+ \| finding: A/A control: [0-3] of 3 "
+                     r"comparisons firm \|", md)
+    assert re.search(r"The A/A control \(experiments/aa\.yaml: .*\): [0-4] of 4 comparisons firm, 4 of them judged", md)
+    aa = md.split("## A/A: identical settings through every path a claim can take\n")[1].split("\n## ")[0]
+    assert "| a | 1, 2, 3 |" in aa and "| b | 1001, 1002, 1003 |" in aa and "Shapiro" not in md
     assert "one seed: no interval" in md
     # The lessons' claims issue 23 added each get a verdict, none an error; the position-free head's invariance is
     # structural, so even 20 steps hold it, on one seed an indicative reading.

@@ -35,7 +35,7 @@ def test_the_readme_notebook_example_runs_as_shown(quick_env):
     assert len(df) == sum(len(ex.runs(1)) for ex in load_all().values())
     assert df["counted"].all() and set(df["status"]) == {"FINISHED"}
     assert sorted(heads["n_head"]) == [1, 2, 4, 8] and heads["val_loss"].between(2, 5).all()
-    assert df.loc[df.variant == "nopos", "pos_emb"].tolist() == [False]
+    assert sorted(df.loc[df.variant == "nopos", ["exercise", "pos_emb"]].values.tolist()) == [["nopos", False], ["nopos002", False]]
     # The aggregate's numbers are the runs' own: one seed, so no spread and no interval.
     h1 = agg[(agg.exercise == "heads") & (agg.variant == "h1")].iloc[0]
     assert h1["n"] == 1 and h1["mean"] == heads.loc[heads.variant == "h1", "val_loss"].iloc[0]

@@ -1,5 +1,6 @@
 """The verdict table (analysis.verdicts.table): one family across exercises, its p adjusted by Holm, findings outside
 it."""
+import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
 
@@ -38,19 +39,30 @@ def test_the_family_is_adjusted_together_by_holm_and_the_verdict_follows_the_adj
     assert [c.p_adjusted for c in t.family] == pytest.approx(multipletests(sequential, method="holm")[1])
     by = {r.claim.text: r.verdict for r in t.rows}
     assert all(by[f"v{i}"].verdict == WITHIN_NOISE for i in range(9))         # each alone: reproduced
-    assert "after Holm's correction over the table" in by["v0"].note
+    assert "the level spent over the looks and shared over the table" in by["v0"].note
     assert by["far"].verdict == REPRODUCED and by["q"].verdict == FINDING and by["q"].p_adjusted == ""
     frame = t.frame()
     assert list(frame.columns) == verdicts.COLUMNS and frame.loc[0, "p (adjusted)"] != "-"
+    # the interval shown is at the level the verdict used: far's, firm, excludes zero there
+    (c,) = by["far"].comparisons
+    low, high = c.difference.at(c.level)
+    assert low > 0 and f"at {stats.percent(1 - c.level)}" in by["far"].interval
     assert "Holm" in t.preamble() and f"{decision.MIN_SEEDS} seeds" in t.preamble()
+
+
+def test_holm_is_statsmodels_holm():
+    rng = np.random.default_rng(0)
+    for m in (1, 2, 7, 48):
+        for p in (rng.uniform(0, 0.1, m), rng.uniform(0, 1, m), np.r_[rng.uniform(0, 0.01, m - 1), 1.0]):
+            assert decision.holm(p) == pytest.approx(multipletests(p, method="holm")[1])
 
 
 def test_the_issues_two_not_reproduced_do_not_survive_holm_at_48():
     """Issue 23, defect 2: p 0.046 and 0.032 (df 2) among 48 comparisons."""
-    p = [0.046, 0.032] + [0.5] * 46
-    outcomes = decision.decide([-1.0] * 48, p)
-    assert outcomes[:2] == [WITHIN_NOISE, WITHIN_NOISE]
-    assert decision.decide([-1.0], [0.032]) == [NOT_REPRODUCED]    # alone, it was a verdict
+    q = decision.Family({"table": {"one": 48}}).adjust("table", "one", [0.046, 0.032] + [0.5] * 46)
+    assert [decision.outcome(-1, x) for x in q[:2]] == [WITHIN_NOISE, WITHIN_NOISE]
+    alone = decision.Family({"table": {"one": 1}}).adjust("table", "one", [0.032])
+    assert decision.outcome(-1, alone[0]) == NOT_REPRODUCED    # alone, it was a verdict
 
 
 def test_a_claim_reads_another_exercise_through_the_table():
@@ -85,9 +97,81 @@ def test_a_claim_with_added_seeds_is_judged_at_each_look_with_the_level_spent_ov
     assert "look 2 of 4, 6 seeds: seeds added after the first look (make decide)" in v.note
 
 
+def test_a_verdict_decided_at_an_earlier_look_says_so_beside_the_last_looks_interval():
+    """Issue 33: the interval shown is the one the verdict uses; where the sequential p is an earlier look's, the
+    interval of the last look may hold zero, and the note says which look decided."""
+    values = {("a", "x"): [0.0] * 6, ("v", "x"): [0.30, 0.31, 0.32, -0.5, 0.4, -0.3]}
+    v = verdicts.table({"one": exercise("one", [Claim(text="v", check="v.x > a.x")], values)}).rows[0].verdict
+    (c,) = v.comparisons
+    low, _ = c.difference.at(c.level)
+    assert v.verdict == REPRODUCED and low < 0
+    assert "v.x > a.x: decided at the look of 3 seeds" in v.note and "the interval shown is the last look's" in v.note
+
+
 def test_seeds_between_two_looks_are_judged_at_the_lower_one():
     """The looks are fixed seed counts: a variant with 8 seeds is read on its first 6, and the table says so."""
     v = looked(8)
     assert v.seeds == "6" and set(v.comparisons[0].looks) == {3, 6}
     assert "judged on the first 6 seeds of each variant" in v.note
-    assert looked(3).comparisons[0].looks.keys() == {3} and "look" not in looked(3).note
+    assert looked(3).comparisons[0].looks.keys() == {3} and "seeds added after the first look" not in looked(3).note
+
+
+# --- issue 33: one family, whatever is reported ---------------------------------------------------------------
+def every_number(exercises: dict[str, Exercise], seed: int = 0) -> dict[str, Numbers]:
+    """Three seeds of every number the exercises' claims read, drawn at random: a tag 'e' or 'r', else a number, the
+    same on every seed where a deterministic check reads it."""
+    from lm.spec.exercises import terms, tree
+
+    rng = np.random.default_rng(seed)
+    final = {name: {} for name in exercises}
+    curves = {name: {} for name in exercises}
+    for name, ex in exercises.items():
+        named = [t for c in ex.claims for expr in filter(None, (c.check, c.ours)) for t in terms(tree(expr).body)]
+        named += [(v, c.answer, None) for c in ex.claims if c.answer for v in ex.variants]
+        alike = {t for c in ex.claims if c.deterministic for t in terms(tree(c.check).body)}
+        for variant, key, step in named:
+            owner, own = variant.split(":", 1) if ":" in variant else (name, variant)
+            one = float(rng.normal(1, 0.1))
+            seeds = {s: (str(rng.choice(["e", "r"])) if key == "probe_top1" else one if (variant, key, step) in alike
+                         else float(rng.normal(1, 0.1))) for s in (exercises[owner].runs(3)[0].seed + k for k in range(3))}
+            if step is None:
+                final[owner].setdefault(own, {})[key] = seeds
+            else:
+                curves[owner].setdefault(own, {}).setdefault(key, {})[step] = seeds
+    return {name: Numbers(ex, final[name], curves[name]) for name, ex in exercises.items()}
+
+
+def adjusted(t: verdicts.Table, exercise: str) -> list:
+    return [c.p_adjusted for r in t.of(exercise) for c in r.verdict.comparisons]
+
+
+def test_a_claims_adjusted_p_is_the_same_whichever_exercises_the_report_shows():
+    """With ABLATIONS=<one exercise> the family was that exercise's claims alone: baseline's adjusted p changed with
+    what else the report showed (by up to 0.955). The family is now counted from every exercise file, and each
+    exercise's comparisons adjusted within its share of the level."""
+    from lm.spec.exercises import load_all
+
+    files = load_all()
+    numbers = every_number(files)
+    whole = verdicts.table(numbers)
+    changed = 0
+    for name, ex in files.items():
+        shown = {name: numbers[name], **{other: numbers[other] for other in verdicts.read_from(ex)}}
+        alone = verdicts.table(shown, files, [name])
+        assert [r.exercise for r in alone.rows] == [name] * len(ex.claims)
+        assert adjusted(alone, name) == adjusted(whole, name), name
+        assert [r.verdict.verdict for r in alone.rows] == [r.verdict.verdict for r in whole.of(name)]
+        changed += adjusted(verdicts.table({name: numbers[name], **shown}), name) != adjusted(whole, name)
+    assert changed   # counted over the shown exercises alone, as before, they differ
+    assert any(p is not None for p in adjusted(whole, "baseline"))
+
+
+def test_the_family_is_counted_from_the_files_before_any_run():
+    from lm.spec.exercises import load_all
+
+    empty = {name: Numbers(ex, {}) for name, ex in load_all().items()}
+    t = verdicts.table(empty)
+    assert t.family == [] and all(r.verdict.verdict in ("not run", "") for r in t.rows)
+    slots = t.counted.slots["table"]
+    assert slots["baseline"] > 20 and "aa" not in slots and t.counted.slots["control"] == {"aa": 4}
+    assert f"{t.counted.total('table')} comparisons (baseline {slots['baseline']}," in t.preamble()

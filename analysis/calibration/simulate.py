@@ -1,0 +1,154 @@
+"""The claims table's error rate, measured through the table the report builds (analysis.verdicts.table).
+
+A study is one simulated store: every claim of the exercise files in its own copy of its variants, its truth on its
+boundary (boundary.py), every number it reads drawn per seed as the spreads say it varies, and each window's value
+where the store logs them; the table judges it at the first look, then, as `make decide` would with no budget to
+stop it, every claim the table leaves open and `make decide` would extend (claims.undecided: its plan reaches 80%
+power by the last look) gets its next look's seeds, round after round, until none is left or the looks run out.
+Every claim on its boundary is neither true nor false, so any firm verdict on a claim of the table's family is a
+false one: the share of studies with one is the table's family-wise error rate, at the first look and after the
+looks. The A/A control's own family is counted apart; deterministic checks have no error to control; findings and
+questions no verdict. Numbers only: no store, no MLflow.
+"""
+import dataclasses
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from analysis.calibration import boundary
+from analysis.calibration.boundary import World
+from analysis.verdicts import Numbers, claims, decision, table
+from lm.spec.exercises import Exercise
+
+FIRM = decision.FIRM
+
+
+@dataclass
+class Tally:
+    """What the studies gave: counts of studies, and of firm verdicts by claim and by test."""
+    studies: int = 0
+    any_first: int = 0                  # studies with a firm verdict on a claim of the family, at the first look
+    any_looks: int = 0                  # ... after the looks
+    control_first: int = 0              # studies with a firm A/A comparison, at the first look
+    control_looks: int = 0
+    claims_first: Counter = field(default_factory=Counter)   # (exercise, index) -> studies firm on it, first look
+    claims_looks: Counter = field(default_factory=Counter)
+    reproduced_first: Counter = field(default_factory=Counter)   # (exercise, index) -> studies reproduced on it
+    reproduced_looks: Counter = field(default_factory=Counter)
+    not_reproduced_first: Counter = field(default_factory=Counter)
+    not_reproduced_looks: Counter = field(default_factory=Counter)
+    paths_first: Counter = field(default_factory=Counter)    # test -> studies with a firm comparison by it
+    paths_looks: Counter = field(default_factory=Counter)
+    looks: Counter = field(default_factory=Counter)          # seeds at the last look -> claims judged there
+
+    def add(self, other: "Tally") -> "Tally":
+        for f in dataclasses.fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            setattr(self, f.name, a + b)
+        return self
+
+
+def exercises_of(ws: list[World], originals: dict[str, Exercise]) -> dict[str, Exercise]:
+    """The simulated exercises: each the original with its claims renamed to their own variants, which it holds."""
+    out = {}
+    for name, ex in originals.items():
+        own = sorted((w for w in ws if w.exercise == name), key=lambda w: w.index)
+        variants = {v: [] for w in ws for (e, v) in w.seeds if e == name}
+        out[name] = dataclasses.replace(ex, variants=variants, claims=[w.claim for w in own])
+    return out
+
+
+def results(ws: list[World], draws: list[boundary.Draw], seen: list[int], exercises: dict[str, Exercise]) \
+        -> dict[str, Numbers]:
+    """The studies' numbers as the table reads them, each world's variants cut to the seeds of its look."""
+    final = {name: {} for name in exercises}
+    curves = {name: {} for name in exercises}
+    windows = {name: {} for name in exercises}
+    for w, d, n in zip(ws, draws, seen):
+        for (exercise, variant, key, step), per in d.final.items():
+            cut = {s: per[s] for s in w.seeds[exercise, variant][:n]}
+            if step is None:
+                final[exercise].setdefault(variant, {})[key] = cut
+            else:
+                curves[exercise].setdefault(variant, {}).setdefault(key, {})[step] = cut
+        for (exercise, variant, key, step), per in d.windows.items():
+            cut = {s: per[s] for s in w.seeds[exercise, variant][:n]}
+            windows[exercise].setdefault(variant, {}).setdefault(key, {})[step] = cut
+    return {name: Numbers(ex, final[name], curves[name], windows[name]) for name, ex in exercises.items()}
+
+
+def extends(v: claims.Verdict) -> bool:
+    """Whether `make decide`, with budget to spare, brings this claim to its next look."""
+    if v.finding or v.control or v.deterministic or v.verdict not in (decision.Outcome.WITHIN_NOISE,
+                                                                       decision.Outcome.INDICATIVE):
+        return False
+    if not v.looked or decision.next_look(v.looked[0]) is None:
+        return False
+    return not claims.undecided(v)[1]
+
+
+def study(ws: list[World], exercises: dict[str, Exercise], rng: np.random.Generator, looks: bool = True) -> Tally:
+    """One simulated store through the table, at the first look and through `make decide`'s looks."""
+    draws = [boundary.draw(w, rng) for w in ws]
+    seen = [decision.LOOKS[0]] * len(ws)
+    t = table(results(ws, draws, seen, exercises))
+    out = Tally(studies=1)
+    _count(out, ws, t, "first")
+    for _ in decision.LOOKS[1:] if looks else ():
+        rows = {(r.exercise, r.index): r for r in t.rows}
+        grow = [i for i, w in enumerate(ws) if extends(rows[w.exercise, w.index].verdict)]
+        if not grow:
+            break
+        for i in grow:
+            seen[i] = decision.next_look(rows[ws[i].exercise, ws[i].index].verdict.looked[0])
+        t = table(results(ws, draws, seen, exercises))
+    _count(out, ws, t, "looks")
+    for r in t.rows:
+        if r.verdict.looked:
+            out.looks[r.verdict.looked[0]] += 1
+    return out
+
+
+def _count(out: Tally, ws: list[World], t, when: str) -> None:
+    rows = {(r.exercise, r.index): r for r in t.rows}
+    firm_claim = firm_control = False
+    paths = set()
+    for w in ws:
+        v = rows[w.exercise, w.index].verdict
+        if w.control:
+            firm_control |= any(c.verdict in FIRM for c in v.comparisons)
+            continue
+        if not w.counted:
+            continue
+        if v.verdict in FIRM:
+            firm_claim = True
+            getattr(out, f"claims_{when}")[w.exercise, w.index] += 1
+            paths |= {c.method for c in v.comparisons}
+        if v.verdict == decision.Outcome.REPRODUCED:
+            getattr(out, f"reproduced_{when}")[w.exercise, w.index] += 1
+        if v.verdict == decision.Outcome.NOT_REPRODUCED:
+            getattr(out, f"not_reproduced_{when}")[w.exercise, w.index] += 1
+    setattr(out, f"any_{when}", int(firm_claim))
+    setattr(out, f"control_{when}", int(firm_control))
+    getattr(out, f"paths_{when}").update(paths)
+
+
+def run(originals: dict[str, Exercise], studies: int, seed: int = 0, effect: float = 0.0, at_value: bool = False,
+        looks: bool = True) -> tuple[Tally, list[World], list[str]]:
+    """`studies` studies of the exercises' claims set on their boundary (or at an effect: boundary.worlds), and the
+    worlds and the claims that could not be set."""
+    ws, problems = boundary.worlds(originals, effect, at_value)
+    exercises = exercises_of(ws, originals)
+    rng = np.random.default_rng(seed)
+    total = Tally()
+    for _ in range(studies):
+        total.add(study(ws, exercises, rng, looks))
+    return total, ws, problems
+
+
+def rate(k: int, n: int) -> str:
+    """'2.45% (SE 0.16%)'."""
+    p = k / n if n else math.nan
+    return f"{p:.2%} (SE {math.sqrt(p * (1 - p) / n) if n else math.nan:.2%})"

@@ -295,13 +295,22 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop, callbacks) ->
 
 def copy(cfg: RunConfig, store: Store, source: str, run_id: str) -> dict:
     """A run whose twin, a finished run of the same config (in another exercise), has its numbers already: the
-    same config and seed give the same numbers, so they are copied, not trained again."""
+    same config and seed give the same numbers, so they are copied, not trained again. Its MLflow model is logged
+    from the copied model.pt where its own `measure` asks for it."""
     store.mark_running(run_id)
     with pointed_at(store.uri):
         RunLogger(tracking_uri=store.uri, run_id=run_id).log_hyperparams(params(cfg))
-    store.copy_results(source, run_id, keep={"ablation", "variant", "seed", "config_hash"})
+    # Its own tags stay its own, the suite's word on its MLflow model among them (lm/suite/measuring.py).
+    store.copy_results(source, run_id, keep={"ablation", "variant", "seed", "config_hash", measures.MODEL_TAG})
     store.client.set_tag(run_id, "copied_from", source)
-    model_flavor.log_from_run(store, run_id)
+    if cfg.measure.mlflow_model:
+        model_flavor.log_from_run(store, run_id)
+    tag = store.client.get_run(run_id).data.tags.get(measures.TAG)
+    retagged = measures.with_made(tag, "mlflow_model", cfg.measure.mlflow_model)
+    if retagged:
+        store.client.set_tag(run_id, measures.TAG, retagged)
+    elif tag:
+        store.client.delete_tag(run_id, measures.TAG)
     store.end_run(run_id, "FINISHED")
     return {"status": "FINISHED", "val_loss": store.client.get_run(run_id).data.metrics["val_loss"]}
 

@@ -248,6 +248,7 @@ class Section(str, Enum):
     PROCESS = "process"
     REPORT = "report"
     SCALE = "scale"
+    STUDY = "study"
 
 
 @dataclasses.dataclass

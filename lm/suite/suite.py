@@ -26,7 +26,7 @@ from lm.spec import config, exercises
 from lm.spec.config import ConfigError, RunConfig
 from lm.spec.errors import DataError
 from lm.spec.exercises import Exercise, RunSpec
-from lm.suite import launchers
+from lm.suite import launchers, measuring
 from lm.suite.launchers import LauncherConfig, WorkerDied
 from lm.suite.launchers.local import worker_slot
 from lm.tracking import aggregates, views
@@ -106,6 +106,7 @@ class Job:
     result: dict = field(default_factory=dict)
     twin: "Job | None" = None   # a run of the same config in another exercise: its results are copied, not retrained
     found: Any = None           # the MLflow run it had finished as (or diverged in) before this suite began
+    tags: dict = field(default_factory=dict)  # its run's own, beside child_tags' (lm/suite/measuring.py's)
 
     @property
     def cost(self) -> float:
@@ -185,7 +186,10 @@ def plan(s: SuiteSpec) -> Plan:
             except (ConfigError, DataError) as e:  # DataError: a file of your own that cannot be a corpus
                 raise ConfigError(f"{ex.name}/{spec.name}: {e}") from None
             jobs.append(Job(spec, cfg, f"{prefix}{ex.name}", cfg.config_hash))
-    return Plan(s, chosen, only(jobs, s.variants) if s.variants else jobs, time.time() - started)
+    jobs = only(jobs, s.variants) if s.variants else jobs
+    # What each run measures: what any exercise reads of it, another's claims on its variants included.
+    measuring.choose(jobs, list({**known, **{ex.name: ex for ex in chosen}}.values()), s.overrides)
+    return Plan(s, chosen, jobs, time.time() - started)
 
 
 def only(jobs: list[Job], variants: list[str]) -> list[Job]:
@@ -265,6 +269,7 @@ def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str, listed: 
             continue
         if found:  # interrupted or crashed: train it again, in place, from its checkpoint if it has one
             job.run_id = found[0].info.run_id
+            measuring.resume(job, found[0])
     return parents
 
 
@@ -292,7 +297,7 @@ def finished_children(store, parent_id: str, listed: list, jobs: list[Job]) -> l
 def child_tags(job: Job) -> dict[str, object]:
     """The tags a job's run is created with (beside the store's own: lm.tracking.store.Store.create_run)."""
     return {"ablation": job.spec.exercise, "variant": job.spec.variant, "seed": job.spec.seed,
-            "config_hash": job.config_hash}
+            "config_hash": job.config_hash, **job.tags}
 
 
 def pair_twins(jobs: list[Job]) -> None:
@@ -305,7 +310,11 @@ def pair_twins(jobs: list[Job]) -> None:
             job.twin = leader
 
 
+# A worker's own, kept from one run to the next: it trains many runs, one after another, and reads each corpus and
+# opens each store once. (A store opened again in the same process costs milliseconds: MLflow keeps its database
+# engine per URI. The first opening, a new database's, took 3 s on an idle machine: make bench's process rows.)
 _corpora: dict = {}
+_stores: dict = {}
 
 
 def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
@@ -317,10 +326,13 @@ def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
     key = cfg.data.sha256  # the corpus itself: two texts of your own are two corpora
     if key not in _corpora:
         _corpora[key] = train.prepare(cfg)
+    where = (cfg.tracking.uri, cfg.tracking.checkpoint_dir)
+    if where not in _stores:
+        _stores[where] = Store(*where)
     cfg.runtime.progress_position = worker_slot()
     cfg.runtime.progress = cfg.runtime.progress and sys.stdout.isatty()
     t = time.time()
-    result = train.execute(cfg, _corpora[key], Store(cfg.tracking.uri, cfg.tracking.checkpoint_dir), run_id, init_run)
+    result = train.execute(cfg, _corpora[key], _stores[where], run_id, init_run)
     keep = ("status", "reason", "signal", "val_loss", "ms_per_step")
     return {**{k: result[k] for k in keep if k in result}, "seconds": time.time() - t}
 

@@ -58,6 +58,17 @@ def test_a_whole_train_process_is_set_against_a_plain_loop_with_its_breakdown(tm
                                    for what, _ in bench_process.IMPORTS[1:])
     assert 0 < lightning[0] < everything[0] and both[0] < everything[0] + 0.5   # each a timed process: noisy
     assert lightning[1].endswith("% of the plain loop")
+    share, note = table.rows["  of the harness's extra seconds, its imports'"]
+    allowed, imports = (float(x) for x in re.findall(r"([\d.]+) s", note))
+    assert abs(allowed - 0.15 * plain[0]) < 0.06 and abs(imports - everything[0]) < 0.06
+    assert note.endswith(": they alone forbid the target") == (imports > allowed)
+
+
+def test_a_ratio_s_pairs_are_printed_at_its_own_precision_so_the_median_lies_within_them():
+    ratios = [2.4626, 2.4634]   # the median, 2.463, once printed beside pairs 2.46–2.46
+    low, high = (float(x) for x in re.search(r"pairs ([\d.]+)–([\d.]+)", bench_process.spread(ratios)).groups())
+    assert low <= float(f"{sum(ratios) / 2:.3f}") <= high
+    assert bench_process.spread([3.0, 1.0, 2.5, 1.5, 2.0]) == "pairs 1.000–3.000, middle half 1.500–2.500"
 
 
 def test_the_report_row_times_the_report_on_the_user_s_store_and_leaves_it_as_it_was(quick_store, tmp_path,

@@ -1,0 +1,149 @@
+"""`make bench`'s study rows: a small study through `make ablations` against the same runs trained by a plain loop.
+
+A block of the suite is `python -m lm.commands.suite` (a whole process: its imports, its workers' start-up, the
+plan, the store, the runs and their end-of-run measurements as the suite chooses them, the exercises' means), into
+a new store each block; a block of the plain loop trains each of the suite's runs (a twin once) with
+lm/tools/plain_loop.py's `train` on a pool of as many single-threaded worker processes as the suite had, started
+before the clock. Blocks alternate, A B A B …, under the same load. Printed: the suite's wall time against the sum of
+its runs' plain-loop times divided by the workers, and each trained run's cost outside its steps (its MLflow
+duration, from creation to its end, less its steps at its own ms/step). Then the cost model: the whole `make
+ablations` at 3 seeds predicted from each run shape's measured step and validation costs and that cost outside the
+steps (docs/speed.md says where it cannot reach an hour on 2 cores).
+"""
+import multiprocessing as mp
+import os
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+from mlflow.tracking import MlflowClient
+
+from lm.suite import load_suite_config, plan
+from lm.tools import plain_loop
+from lm.tools.bench_process import load
+
+EXERCISES = ["nopos", "scaling"]   # one whose claims read the knock-out, one whose claims read none
+WORKERS = 2
+
+
+def _one_thread() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _warm() -> int:
+    time.sleep(1.0)   # long enough that each warm-up task lands on its own worker
+    return os.getpid()
+
+
+def _trained_runs(uri: str) -> list:
+    """The suite's trained runs (not the parent runs, not the copies), read back from its store."""
+    client = MlflowClient(uri)
+    runs = [r for exp in client.search_experiments() for r in client.search_runs([exp.experiment_id])]
+    return [r for r in runs if r.data.tags.get("role") != "exercise" and "copied_from" not in r.data.tags]
+
+
+def study(table, scratch: str, quick: bool) -> None:
+    steps, seeds, blocks = (50, 2, 1) if quick else (300, 2, 2)
+    words = [f"ablations=[{','.join(EXERCISES)}]", f"seeds={seeds}", f"workers={WORKERS}", "threads=1",
+             f"train.steps={steps}"]
+    jobs = plan(load_suite_config(words)).jobs
+    configs = list({j.config_hash: j.cfg for j in jobs}.values())   # a twin is copied, not trained
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    walls, ideals, packed, outside, fixed = [], [], [], [], []
+    with ProcessPoolExecutor(WORKERS, mp_context=mp.get_context("spawn"), initializer=_one_thread) as pool:
+        list(f.result() for f in [pool.submit(_warm) for _ in range(WORKERS)])
+        for block in range(blocks):
+            store = os.path.join(scratch, f"study{block}")
+            t = time.time()
+            done = subprocess.run([sys.executable, "-m", "lm.commands.suite", *words], env={**env, "TINYGPT_STORE": store},
+                                  capture_output=True, text=True)
+            end = time.time()
+            if done.returncode:
+                raise RuntimeError(f"the bench's study failed: {done.stderr[-2000:]}")
+            walls.append(end - t)
+            runs = _trained_runs(f"sqlite:///{store}/mlflow.db")
+            outside += [(r.info.end_time - r.info.start_time) / 1000 - steps * r.data.metrics["ms_per_step"] / 1000
+                        for r in runs]
+            fixed.append(min(r.info.start_time for r in runs) / 1000 - t + end - max(r.info.end_time for r in runs) / 1000)
+            t = time.time()
+            plain = [f.result().seconds for f in [pool.submit(plain_loop.train, cfg, steps, 1) for cfg in configs]]
+            packed.append(time.time() - t)
+            ideals.append(sum(plain) / WORKERS)
+    ratio = statistics.median(w / i for w, i in zip(walls, ideals))
+    table.section(f"a study: `make ablations ablations=[{','.join(EXERCISES)}] seeds={seeds} train.steps={steps}` "
+                  f"({len(jobs)} runs, {len(configs)} trained, {WORKERS} workers × 1 thread) against the same runs by "
+                  f"the plain loop, {blocks} block(s) each, alternating; load average {load()}")
+    table.add("the suite, a whole process", f"{statistics.median(walls):.1f} s",
+              "blocks " + " ".join(f"{w:.0f}" for w in walls))
+    table.add("the plain loop: its runs' seconds ÷ the workers", f"{statistics.median(ideals):.1f} s",
+              f"on {WORKERS} workers, as they came: " + " ".join(f"{p:.0f}" for p in packed) + " s")
+    table.add("the suite against the plain loop ÷ the workers", f"{ratio:.3f}", "target ≤ 1.15")
+    table.add("  of which once a suite (start-up before its first run, the means after its last)",
+              f"{statistics.median(fixed):.1f} s", f"{statistics.median(fixed) / statistics.median(walls):.0%} of "
+              "the suite; a worker's own start-up is in its first run's cost below")
+    table.add("a trained run's cost outside its steps, median", f"{statistics.median(outside):.2f} s",
+              f"target ≤ 3 s; mean {statistics.mean(outside):.2f} s, {min(outside):.1f} to {max(outside):.1f} s "
+              f"over {len(outside)} runs")
+    predict(table, statistics.median(outside), quick, EXERCISES if quick else ())   # quick: 5 of the 24 shapes
+
+
+def _per_step(cfg, steps: int) -> tuple[float, float, float]:
+    """A run's costs on one thread, measured: ms a training step (the plain loop's, `steps` of them), seconds a
+    validation pass, and seconds its honest loss adds to each validation (0 where it is off)."""
+    import torch
+
+    from lm.model.model import GPT, honest_loss
+
+    done = plain_loop.train(cfg, steps, 1)
+    validation = max(done.seconds - steps * done.ms_per_step / 1000, 0.0)
+    honest = 0.0
+    if cfg.eval.honest:
+        model = GPT(cfg.model).eval()
+        x = torch.randint(cfg.model.vocab_size, (cfg.eval.honest_windows, cfg.model.block_size))
+        t = time.perf_counter()
+        honest_loss(model, x, x)
+        honest = time.perf_counter() - t
+    return done.ms_per_step, validation, honest
+
+
+def _shape(cfg) -> str:
+    """What a step's and a validation's cost depend on: the model, the batch, the corpus and the evaluation's sizes."""
+    return repr((cfg.model, cfg.train.batch_size, cfg.train.optimizer, cfg.data.filename, cfg.eval.val_batches,
+                 cfg.eval.val_batch_size, cfg.eval.honest, cfg.eval.honest_windows))
+
+
+def predict(table, outside: float, quick: bool, ablations: list[str] = (), seeds: int = 3, workers: int = WORKERS) -> float:
+    """`make ablations` at `seeds` seeds on the exercises named (every exercise where none is), predicted: each trained run's steps at its measured
+    ms/step, its validations (the honest loss's included) at their measured seconds, and `outside` seconds beside
+    (the study's measured cost outside the steps), packed longest first onto `workers` single-threaded workers as the
+    suite packs them. Returns the predicted minutes; prints each exercise's share."""
+    chosen = [f"ablations=[{','.join(ablations)}]"] if ablations else []
+    jobs = plan(load_suite_config([*chosen, f"seeds={seeds}", f"workers={workers}", "threads=1"])).jobs
+    trained = list({j.config_hash: j for j in jobs}.values())   # a twin is copied, not trained
+    shapes = {_shape(j.cfg): j.cfg for j in trained}
+    steps = 5 if quick else 20
+    with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"), initializer=_one_thread) as pool:
+        costs = {k: f.result() for k, f in [(k, pool.submit(_per_step, cfg, steps)) for k, cfg in shapes.items()]}
+    seconds, by_exercise = [], {}
+    for j in trained:
+        ms, validation, honest = costs[_shape(j.cfg)]
+        t, e = j.cfg.train, j.cfg.eval
+        s = (0 if j.spec.init_from else t.steps * ms / 1000) + (t.steps // e.every + 1) * (validation + honest) + outside
+        seconds.append(s)
+        by_exercise[j.spec.exercise] = by_exercise.get(j.spec.exercise, 0.0) + s
+    loads = [0.0] * workers
+    for s in sorted(seconds, reverse=True):
+        loads[loads.index(min(loads))] += s
+    minutes = max(loads) / 60
+    table.section(f"`make ablations{' ' + chosen[0] if chosen else ''}` at {seeds} seeds, predicted: {len(jobs)} runs, {len(trained)} "
+                  f"trained, {len(shapes)} shapes each measured over {steps} plain-loop steps on 1 thread, {workers} "
+                  f"workers; load average {load()}")
+    table.add("the whole study, predicted" if not ablations else "these exercises, predicted", f"{minutes:.1f} min",
+              "goal ≤ 60 min on 2 cores for the whole study")
+    for name, s in sorted(by_exercise.items(), key=lambda kv: -kv[1]):
+        table.add(f"  {name}", f"{s / 60 / workers:.1f} min", f"{s / sum(seconds):.0%} of the runs' seconds")
+    return minutes

@@ -1,0 +1,29 @@
+"""`make bench`'s study rows at quick size: a real `make ablations` process against the same runs by the plain loop,
+its ratio and each run's cost outside its steps read back from the store, each beside its goal."""
+import re
+
+from lm.tools import bench_study
+from tests.speed.test_bench_process import Rows
+
+
+def test_a_small_study_is_set_against_its_plain_loops_with_its_cost_outside_the_steps(tmp_path):
+    table = Rows()
+    bench_study.study(table, str(tmp_path), quick=True)
+    suite, _ = table.rows["the suite, a whole process"]
+    plain, note = table.rows["the plain loop: its runs' seconds ÷ the workers"]
+    assert 0 < plain < suite and note.startswith("on 2 workers, as they came: ")
+    ratio, goal = table.rows["the suite against the plain loop ÷ the workers"]
+    assert goal == "target ≤ 1.15" and abs(ratio - suite / plain) < 0.01 * ratio   # one block: its own ratio
+    once, share = table.rows["  of which once a suite (start-up before its first run, the means after its last)"]
+    assert 0 < once < suite and share.split("%")[0].isdigit()
+    median, note = table.rows["a trained run's cost outside its steps, median"]
+    low, high = (float(x) for x in re.search(r"([\d.]+) to ([\d.]+) s over", note).groups())
+    assert note.startswith("target ≤ 3 s; mean ") and 0 < low <= median <= high
+    assert re.search(r"over 12 runs$", note)   # nopos' 2 and scaling's 4 variants at 2 seeds, each trained
+    assert "(12 runs, 12 trained, 2 workers × 1 thread)" in table.sections[0]
+    predicted, goal = table.rows["these exercises, predicted"]
+    assert goal == "goal ≤ 60 min on 2 cores for the whole study" and 0 < predicted
+    shares = {what.strip(): table.rows[what] for what in table.rows if what.strip() in bench_study.EXERCISES}
+    assert set(shares) == {"nopos", "scaling"} and all(0 < m <= predicted for m, _ in shares.values())
+    assert "`make ablations ablations=[nopos,scaling]` at 3 seeds, predicted: 18 runs, 18 trained, 5 shapes" \
+        in table.sections[1]

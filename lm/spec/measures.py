@@ -39,7 +39,7 @@ TABLE = (
     Measurement("attention", "every head's weights on the heatmap line and a few more; of a name, where its "
                 "last letter looks", ("attention.json", "attention_lines.json", "heatmap_last_*")),
     Measurement("loss_by_position", "the validation loss at each position of the window",
-                ("loss_by_position.json", "val_loss_at_position")),
+                ("loss_by_position.json", "val_loss_at_position", "position")),
     Measurement("mlflow_model", "the model in MLflow's PyTorch flavor (runs:/<id>/model)", ("model",)),
     Measurement("datasets", "the corpus's splits as MLflow datasets (the runs table's Dataset column)",
                 ("dataset:*",)),

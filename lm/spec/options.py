@@ -230,6 +230,7 @@ class Section(str, Enum):
     PROCESS = "process"
     REPORT = "report"
     SCALE = "scale"
+    VALIDATION = "validation"
 
 
 @dataclasses.dataclass

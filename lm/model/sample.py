@@ -15,9 +15,23 @@ from lm.spec.schema import SampleConfig, check_temperature, unescape  # noqa: F4
 
 def _pick(logits: torch.Tensor, temperature: float, g: torch.Generator) -> int:
     # Inverse CDF with one uniform draw: the same seed picks the same character from the same probabilities.
+    return int(_draw(logits, temperature, torch.rand((), generator=g, dtype=torch.float64).item()))
+
+
+def _draw(logits: torch.Tensor, temperature: float, u: float) -> torch.Tensor:
+    """The character, as a 0-d tensor of its id, whose share of the cumulative probabilities from logits (vocab,) at
+    the temperature holds u (in [0, 1))."""
     cdf = (logits.double() / temperature).softmax(-1).cumsum(-1)
-    u = torch.rand(1, generator=g, dtype=torch.float64) * cdf[-1]
-    return min(int(torch.searchsorted(cdf, u)), cdf.numel() - 1)
+    # cdf[:-1]: a u past the last sum's round-off picks the last character, as min(index, vocab - 1) would
+    return torch.searchsorted(cdf[:-1], cdf[-1] * u)
+
+
+def _uniforms(seed: int, n: int, chunk: int = 4096):
+    """The n uniforms that n calls of torch.rand(1) would draw from a generator with this seed, in that order,
+    drawn a chunk at a time: one call for many characters, and memory bounded whatever n."""
+    g = torch.Generator().manual_seed(seed)
+    for start in range(0, n, chunk):
+        yield from torch.rand(min(chunk, n - start), generator=g, dtype=torch.float64).tolist()
 
 
 @torch.inference_mode()
@@ -32,23 +46,27 @@ def generate(model: GPT, prompt: list[int], n: int, temperature: float, seed: in
     model.eval()
     T = model.config.block_size
     cache = cache and model.config.mask
-    g = torch.Generator().manual_seed(seed)
     device = next(model.parameters()).device
     out = list(prompt)
     window = out[-T:]
     kv = KVCache(model.config.n_layer) if cache else None
-    for _ in range(n):
-        if len(window) > T:
-            window = window[-max(1, T // 2):]
-            kv = KVCache(model.config.n_layer) if cache else None
-        # With the cache, only the characters it has not seen: the whole window after a restart, then one.
-        fresh = window[len(kv):] if cache else window
-        logits = model(torch.tensor([fresh], device=device), cache=kv)[0][0, -1]
-        nxt = _pick(logits, temperature, g)
+    fresh = torch.tensor([window], device=device)   # (1, characters): what the next forward pass reads
+    for u in _uniforms(seed, n):
+        logits = model(fresh, cache=kv)[0][0, -1]
+        picked = _draw(logits, temperature, u)
+        nxt = int(picked)
         if nxt == stop:
             break
         out.append(nxt)
         window.append(nxt)
+        if len(window) > T:  # a fresh window, its last half
+            window = window[-max(1, T // 2):]
+            kv = KVCache(model.config.n_layer) if cache else None
+            fresh = torch.tensor([window], device=device)
+        elif cache:   # only the character the cache has not seen
+            fresh = picked.view(1, 1)
+        else:
+            fresh = torch.tensor([window], device=device)
     model.train(was_training)
     return out[len(prompt):]
 

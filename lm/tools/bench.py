@@ -6,8 +6,8 @@
 Prints one table: the fp32 matmul rate; the model's FLOPs per training step; the step's matmuls and attention
 kernels alone, and the MFU they allow; a plain PyTorch loop against the harness (Lightning, MLflow and the run's
 callbacks) with its default options, compiled, and with the batch split between the threads; the sampler with and
-without its KV cache; the suite's workers × threads; the peak memory of whole runs at N and 2N steps; how long
-each command takes to print a one-line error or its --cfg; a whole `make train` process against a plain loop's
+without its KV cache, on one thread; the suite's workers × threads; the peak memory of whole runs at N and 2N steps;
+how long each command takes to print a one-line error or its --cfg; a whole `make train` process against a plain loop's
 process over the same steps, with where the harness's extra seconds go; and `make report` on the store you have,
 which it reads and leaves as it was (lm/tools/bench_process.py). The plain loop runs in chunks between the harness's own
 chunks of steps (A B A B …, under the same load), each chunk's first step left out; ratios are medians of chunk
@@ -223,24 +223,38 @@ def harness_run(corpus, store, overrides: list[str], plain: PlainLoop, warmup: i
 # Sampling, the suite, memory
 
 
+# Issue 36's goal for 1,000 characters from the base model on one thread (ours: no lesson times its sampler).
+SAMPLE_GOAL_S = 0.15
+
+
 def bench_sample(o: Options, corpus, cfg, table: Table) -> None:
+    """The sampler with its KV cache against the same loop without it, which runs the model over the whole window
+    for every character: 1,000 characters from the base model, A B A B, on one thread, as the suite's workers
+    sample."""
     torch.manual_seed(0)
     model = GPT(cfg.model).eval()
     prompt, n = corpus.encode(cfg.data.sample_prompt), 1000
     times: dict[bool, list[float]] = {True: [], False: []}
     outs = {}
-    generate(model, prompt, 100, 0.8, 1)
-    for _ in range(3 if o.quick else 5):
-        for cache in (True, False):
-            t = time.perf_counter()
-            outs[cache] = generate(model, prompt, n, cfg.sample.temperature, cfg.sample.seed, cache=cache)
-            times[cache].append(time.perf_counter() - t)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        generate(model, prompt, 100, 0.8, 1)
+        for _ in range(5 if o.quick else 11):
+            for cache in (True, False):
+                t = time.perf_counter()
+                outs[cache] = generate(model, prompt, n, cfg.sample.temperature, cfg.sample.seed, cache=cache)
+                times[cache].append(time.perf_counter() - t)
+    finally:
+        torch.set_num_threads(threads)
     cached, full = statistics.median(times[True]), statistics.median(times[False])
-    table.section(f"sampling {n} characters, base config, {o.threads} thread(s) (medians of {len(times[True])}, "
-                  f"alternating)")
-    table.add("KV cache", f"{cached:.3f} s", "target ≤ 0.25 s")
-    table.add("recomputing the window every character", f"{full:.3f} s")
-    table.add("speed-up", f"{full / cached:.1f}×", f"target ≥ 3×; same characters: {outs[True] == outs[False]}")
+    table.section(f"sampling {n:,} characters, base config, 1 thread as the suite's workers sample (medians of "
+                  f"{len(times[True])}, alternating)")
+    met = "met" if cached <= SAMPLE_GOAL_S else "not met"
+    table.add("KV cache", f"{cached:.3f} s", f"goal ≤ {SAMPLE_GOAL_S} s: {met}")
+    table.add("no cache: the model over the whole window every character", f"{full:.3f} s")
+    same = outs[True] == outs[False]
+    table.add("speed-up", f"{full / cached:.2f}×", f"no cache / KV cache, target ≥ 3×; same characters: {same}")
 
 
 def bench_validation(o: Options, corpus, table: Table, every: int = 125, before: int = 250) -> None:

@@ -9,7 +9,8 @@ def test_make_bench_quick_prints_the_sampling_and_start_up_rows_with_their_targe
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     rows = {line.strip().split("  ")[0]: line for line in p.stdout.splitlines() if line.startswith("  ")}
-    assert "target ≤ 0.25 s" in rows["KV cache"] and "same characters: True" in rows["speed-up"]
+    assert "goal ≤ 0.15 s" in rows["KV cache"] and "same characters: True" in rows["speed-up"]
+    assert "1 thread" in next(line for line in p.stdout.splitlines() if line.startswith("sampling"))
     assert "target ≤ 1.5 s" in rows["python -m lm.commands.train model.n_head=0 (a bad value)"]
     assert "target ≤ 2.0 s" in rows["python -m lm.commands.train --cfg"]
     assert p.stdout.splitlines()[0].startswith("python -m lm.tools.bench quick=true only=sample,startup: ")

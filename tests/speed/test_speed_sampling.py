@@ -4,7 +4,7 @@ import torch
 
 from lm.model.data import load_corpus
 from lm.model.model import GPT, GPTConfig, KVCache
-from lm.model.sample import generate
+from lm.model.sample import _pick, _uniforms, generate
 from lm.spec import config
 
 CONFIGS = {"base": GPTConfig(),
@@ -68,3 +68,21 @@ def test_1000_cached_characters_are_the_uncached_ones(name):
         b = generate(m, prompt, 1000, 0.8, seed=seed, cache=False)
         assert a == b and len(a) == 1000
     assert m.training                                 # generate puts the mode back
+
+
+def test_the_uniforms_drawn_a_chunk_at_a_time_are_those_drawn_one_at_a_time():
+    g = torch.Generator().manual_seed(3)
+    one_at_a_time = [torch.rand(1, generator=g, dtype=torch.float64).item() for _ in range(10)]
+    assert list(_uniforms(3, 10, chunk=4)) == one_at_a_time
+
+
+def test_generate_picks_the_characters_one_pick_a_step_would():
+    """The MLflow model's loop (lm/measures/model_flavor.py) draws with _pick, one uniform a character; within a
+    window generate gives the same characters for the same seed."""
+    torch.manual_seed(2)
+    m = GPT(GPTConfig()).eval()
+    ids, g = [1, 2, 3], torch.Generator().manual_seed(4)
+    with torch.no_grad():
+        while len(ids) < m.config.block_size:
+            ids.append(_pick(m(torch.tensor([ids]))[0][0, -1], 0.8, g))
+    assert generate(m, [1, 2, 3], len(ids) - 3, 0.8, seed=4) == ids[3:]

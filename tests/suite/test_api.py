@@ -8,25 +8,25 @@ from lm.commands import suite as command
 from lm.spec.errors import ConfigError
 from lm.suite import ExitStatus, SuiteSpec, State, load_suite_config, plan, run
 
-WORDS = ["quick=true", "ablations=[nopos,heads]"]
+WORDS = ["quick=true", "ablations=[nopos002,heads]"]
 
 
 def test_a_notebook_runs_two_exercises_at_quick_size_and_gets_its_runs_back_typed(tmp_path, capfd):
-    spec = SuiteSpec(ablations=["nopos", "heads"], quick=True, tracking_uri=f"sqlite:///{tmp_path}/mlflow.db")
+    spec = SuiteSpec(ablations=["nopos002", "heads"], quick=True, tracking_uri=f"sqlite:///{tmp_path}/mlflow.db")
     result = run(spec, echo=False)
     assert capfd.readouterr() == ("", "")   # asked for silence: not a line, not a bar, from the suite or its runs
     assert result.status == ExitStatus.OK and not result.interrupted and result.seconds > 0
     assert [f"{r.experiment}/{r.name}" for r in result.runs] == plan(spec).runs == [
-        "quick/nopos/pos/seed1", "quick/nopos/nopos/seed1",
+        "quick/nopos002/pos/seed1", "quick/nopos002/nopos/seed1",
         "quick/heads/h1/seed1", "quick/heads/h2/seed1", "quick/heads/h4/seed1", "quick/heads/h8/seed1"]
     by_name = {f"{r.exercise}/{r.variant}": r for r in result.runs}
     assert {r.state for r in result.runs} == {State.DONE} and result.ran == result.runs
     assert {r.seed for r in result.runs} == {1} and len({r.run_id for r in result.runs}) == 6
     for r in result.runs:
         assert r.reason is None and 2.0 < r.metrics["val_loss"] < 4.5 and r.metrics["val_perplexity"] > 1, r
-    # heads' h4 is nopos' pos (the base model): trained once, its results copied
-    assert by_name["heads/h4"].copied_from == by_name["nopos/pos"].run_id
-    assert by_name["heads/h4"].metrics == by_name["nopos/pos"].metrics
+    # heads' h4 is nopos002's pos (lesson 002's base model): trained once, its results copied
+    assert by_name["heads/h4"].copied_from == by_name["nopos002/pos"].run_id
+    assert by_name["heads/h4"].metrics == by_name["nopos002/pos"].metrics
     assert result.means["quick/heads"]["h1/val_loss"] == f"{by_name['heads/h1'].metrics['val_loss']:.4g} (1 seed)"
     losses = [text for means in result.means.values() for key, text in means.items() if key.endswith("/val_loss")]
     assert len(losses) == 6 and all(text in result.table for text in losses)   # the closing table's column
@@ -41,7 +41,7 @@ def test_a_notebook_runs_two_exercises_at_quick_size_and_gets_its_runs_back_type
 def test_the_command_and_the_library_plan_the_same_runs(capsys):
     assert command.main(["--cfg", *WORDS, "seeds=2"]) == 0
     printed = yaml.safe_load(capsys.readouterr().out)
-    spec = SuiteSpec(ablations=["nopos", "heads"], quick=True, seeds=2)
+    spec = SuiteSpec(ablations=["nopos002", "heads"], quick=True, seeds=2)
     parsed = load_suite_config([*WORDS, "seeds=2"])
     assert parsed == spec                    # conf/suite.yaml's defaults are the spec's own
     assert printed["runs"] == plan(spec).runs == plan(parsed).runs

@@ -74,8 +74,9 @@ def runs_link(base: str, experiment_id: str) -> str:
     return f"{base}/#/experiments/{experiment_id}/{RUNS}"
 
 
-def exercise_links(uri: str, base: str) -> list[tuple[str, str, str | None]]:
-    """(experiment, its runs table, its seeds-by-variant charts or None) for every experiment in the store."""
+def exercise_links(uri: str, base: str) -> list[tuple[str, str, list[str]]]:
+    """(experiment, its runs table, its charts views: its seeds by variant, then its variants charted apart, where it
+    has them) for every experiment in the store."""
     from mlflow.tracking import MlflowClient  # MLflow, 3 s: the options and the port are answered before it
 
     from lm.tracking import views  # numpy, 0.1 s: the options and the port are answered before it
@@ -84,7 +85,7 @@ def exercise_links(uri: str, base: str) -> list[tuple[str, str, str | None]]:
     out = []
     for exp in sorted(every_experiment(MlflowClient(uri)), key=lambda e: e.name):
         if exp.name != "Default":
-            charts = views.link(base, exp) if views.has_view(exp) else None
+            charts = [views.link(base, exp, key) for key in (views.KEY, views.APART_KEY) if views.has_view(exp, key)]
             runs = views.link(base, exp, views.TABLE_KEY) if views.has_view(exp, views.TABLE_KEY) else \
                 runs_link(base, exp.experiment_id)
             out.append((exp.name, runs, charts))
@@ -128,10 +129,10 @@ def remote(uri: str) -> int:
     return 0
 
 
-def print_links(links: list[tuple[str, str, str | None]]) -> None:
+def print_links(links: list[tuple[str, str, list[str]]]) -> None:
     width = max((len(name) for name, *_ in links), default=0)
     for name, runs, charts in links:
-        print(f"    {name:<{width}}  {runs}" + (f"\n    {'':<{width}}  {charts}" if charts else ""))
+        print(f"    {name:<{width}}  {runs}" + "".join(f"\n    {'':<{width}}  {c}" for c in charts))
     sys.stdout.flush()
 
 

@@ -126,6 +126,9 @@ def attention(end: EndOfRun) -> None:
 def loss_by_position(end: EndOfRun) -> None:
     end.store.log_series(end.run_id, "val_loss_at_position", end.by_position)
     end.store.log_series(end.run_id, "val_loss_at_position_se", end.by_position_se)
+    # each point's position, at its step: a chart drawn against it names its x axis (MLflow's runs page cannot
+    # relabel "Step": lm/tracking/views.py)
+    end.store.log_series(end.run_id, "position", range(len(end.by_position)))
     (end.folder / "loss_by_position.json").write_text(probes.to_json(end.by_position))
 
 

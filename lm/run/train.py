@@ -37,8 +37,8 @@ from lm.run.module import LitGPT
 from lm.spec import config, faults, measures
 from lm.spec.config import ConfigError, RunConfig
 from lm.spec.errors import USER_ERRORS  # noqa: F401  (ConfigError, DataError, TrackingError, CheckpointError)
-from lm.tracking import environment
-from lm.tracking.store import Store, pointed_at
+from lm.tracking import environment, views
+from lm.tracking.store import Store, duration, pointed_at
 from lm.tracking.store_check import redact
 
 # The final validation's loss on each window of the held-out text (lm/model/data.py held_out_windows), in order, as
@@ -301,8 +301,14 @@ def copy(cfg: RunConfig, store: Store, source: str, run_id: str) -> dict:
     with pointed_at(store.uri):
         RunLogger(tracking_uri=store.uri, run_id=run_id).log_hyperparams(params(cfg))
     # Its own tags stay its own, the suite's word on its MLflow model among them (lm/suite/measuring.py).
-    store.copy_results(source, run_id, keep={"ablation", "variant", "seed", "config_hash", measures.MODEL_TAG})
-    store.client.set_tag(run_id, "copied_from", source)
+    copied = store.copy_results(source, run_id, keep={"ablation", "variant", "seed", "config_hash", measures.MODEL_TAG})
+    # a copy's own Duration is the seconds the copying took (MLflow's Duration is a run's end less its start, and
+    # cannot be set): the Duration of the run that trained the numbers goes beside it, that of a copy's source's
+    # source (copied with its tags) where the source is itself a copy
+    tags = {views.COPIED_FROM: source}
+    if views.SOURCE_DURATION not in copied.data.tags and copied.info.end_time and copied.info.start_time:
+        tags[views.SOURCE_DURATION] = duration(copied.info.end_time - copied.info.start_time)
+    store.set_tags(run_id, tags)
     if cfg.measure.mlflow_model:
         model_flavor.log_from_run(store, run_id)
     tag = store.client.get_run(run_id).data.tags.get(measures.TAG)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from lm.spec import ui
 from lm.spec.errors import ConfigError
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -168,7 +169,7 @@ class Exercise:
     #                                   the claims are not applicable (None: they hold on any corpus)
     claims: list[Claim] = field(default_factory=list)
     report: list[dict] | None = None  # the report section's figures: [{kind: curves, metrics: [val_loss]}, ...]
-    ui: dict | None = None            # make ui's first charts (lm/tracking/views.py): {lines: [...], bars: [...]}
+    ui: dict | None = None            # make ui's charts (lm/spec/ui.py): {lines: [...], dots: [...], bars: [...]}
     disjoint_seeds: bool = False      # each variant its own seeds (1..n, 1001..1000+n, ...): an A/A check's twins,
     #                                   which would otherwise be one run each (the same config, the same hash); seeds
     #                                   added later (make decide) extend each variant's block and stay disjoint
@@ -195,10 +196,8 @@ def parse(name: str, text: str, source: str) -> Exercise:
             isinstance(e, dict) and isinstance(e.get("kind"), str) for e in ex.report)):
         raise ConfigError(f"{source}: report must be a list of entries, each with a kind: "
                           f"report: [{{kind: curves, metrics: [val_loss]}}]")
-    if ex.ui is not None and not (isinstance(ex.ui, dict) and set(ex.ui) <= {"lines", "bars"} and all(
-            isinstance(v, list) and all(isinstance(m, str) for m in v) for v in ex.ui.values())):
-        raise ConfigError(f"{source}: ui must name metrics to chart as lines (over steps) and bars (final values): "
-                          f"ui: {{lines: [val_loss], bars: [val_loss]}}")
+    if problem := ui.problem(ex.ui, ex.variants):
+        raise ConfigError(f"{source}: {problem}")
     ex.variants = {k: list(v or []) for k, v in ex.variants.items()}
     for v in ex.variants:
         if not v.isidentifier():

@@ -58,7 +58,7 @@ TABLE = (
     Measurement("attention", "every head's weights on the heatmap line and a few more; of a name, where its "
                 "last letter looks", ("attention.json", "attention_lines.json", "heatmap_last_*")),
     Measurement("loss_by_position", "the validation loss at each position of the window",
-                ("loss_by_position.json", "val_loss_at_position")),
+                ("loss_by_position.json", "val_loss_at_position", "position")),
     # Nothing of the project's reads it (make sample, the report and the temperature exercise read model.pt): it is
     # for a user of MLflow's API or UI, for whom one model of each variant is one to load.
     Measurement("mlflow_model", "the model in MLflow's PyTorch flavor (runs:/<id>/model)", ("model",),

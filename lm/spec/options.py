@@ -249,6 +249,7 @@ class Section(str, Enum):
     REPORT = "report"
     SCALE = "scale"
     STUDY = "study"
+    VALIDATION = "validation"
 
 
 @dataclasses.dataclass

@@ -11,6 +11,7 @@ from lm.suite.result import ExitStatus, RunOutcome, SuiteResult
 from lm.suite.suite import (
     CtrlC,
     Job,
+    Parent,
     Plan,
     State,
     SuiteSpec,
@@ -23,7 +24,7 @@ from lm.suite.suite import (
     plan,
     summarise,
 )
-from lm.tracking import aggregates, store_check, views
+from lm.tracking import aggregates, reference, store_check, views
 
 NOT_STARTED = "interrupted before any run started"
 
@@ -75,10 +76,7 @@ def _held(p: Plan, store, say: Echo, started: float, imported: float) -> SuiteRe
     jobs = p.jobs
     with exclusive(store, say.on) as workers_lock, CtrlC() as ctrl_c:
         listed: dict[str, list] = {}
-        parents = attach(store, p.exercises, jobs, p.prefix, listed)
-        for run_id in parents.values():
-            for name, text in p.spec.files.items():
-                store.client.log_text(run_id, text, name)
+        parents = attach(store, p.exercises, jobs, p.prefix, listed, p.spec.files)
         pair_twins(jobs)
         todo = [j for j in jobs if j.state == State.PENDING]
         say(f"{len(jobs)} runs in {len(p.exercises)} exercises ({store.shown}): "
@@ -133,26 +131,34 @@ def _launch(spec: SuiteSpec, jobs: list[Job], todo: list[Job], store, ctrl_c: Ct
     return finished
 
 
-def _close(store, p: Plan, parents: dict[str, str], listed: dict[str, list], todo: list[Job]) -> dict[str, dict]:
-    """The suite's end in the store, before it lets go: no run left RUNNING, each exercise's means (returned) and
-    views brought up to date, each parent run ended as its children did."""
+def _close(store, p: Plan, parents: dict[str, Parent], listed: dict[str, list], todo: list[Job]) -> dict[str, dict]:
+    """The suite's end in the store, before it lets go: no run left RUNNING, each exercise's means (returned), its
+    lessons' series and views brought up to date, each parent run ended as its children did, when the last of them
+    ended (an exercise none of whose runs started has no parent run yet)."""
     for job in p.jobs:  # created RUNNING, never started (skipped, or interrupted on its way): none is left RUNNING
         if job.run_id and job.state in (State.PENDING, State.SKIPPED):
             store.end_run(job.run_id, "KILLED" if job.state == State.PENDING else "FAILED",
                           job.result.get("reason") or "not started: the suite was interrupted")
-    means = {}
+    means, last = {}, {}
     for ex in p.exercises:  # each variant's mean, std and seed count, on the exercise's parent run; the views' ranges
         name = f"{p.prefix}{ex.name}"
+        parent = parents[name].run_id
+        if parent is None:
+            continue
         ran = [j for j in todo if j.experiment == name and j.run_id]
-        children = finished_children(store, parents[name], listed[name], ran)
-        means[name] = aggregates.refresh(store, parents[name], ex, children)
+        children = finished_children(store, parent, listed[name], ran)
+        last[name] = max((r.info.end_time for r in children if r.info.end_time), default=None)
+        means[name] = aggregates.refresh(store, parent, ex, children)
+        reference.log(store.client, children, ex)
         if ran:  # the charts' ranges read every run's curve: only when a run of this suite changed them
-            views.refresh(store.client, store.client.get_run(parents[name]).info.experiment_id, ex, children)
-    for name, run_id in parents.items():
+            views.refresh(store.client, store.client.get_run(parent).info.experiment_id, ex, children)
+    for name, parent in parents.items():
+        if parent.run_id is None:
+            continue
         states = [j.state for j in p.jobs if j.experiment == name]
         status = "KILLED" if State.KILLED in states or State.PENDING in states else (
             "FAILED" if State.FAILED in states or State.SKIPPED in states else "FINISHED")
-        store.end_run(run_id, status)
+        store.end_run(parent.run_id, status, end_time=last.get(name))
     return means
 
 

@@ -101,7 +101,7 @@ class Job:
     experiment: str
     config_hash: str            # computed once: hashing the whole config takes 0.1 to 0.5 ms
     run_id: str | None = None   # created when the run starts (open_run), so that its MLflow duration is its own
-    parent: str | None = None   # the exercise's parent run
+    parent: "Parent | None" = None   # the exercise's parent run
     state: State = State.PENDING
     result: dict = field(default_factory=dict)
     twin: "Job | None" = None   # a run of the same config in another exercise: its results are copied, not retrained
@@ -226,11 +226,46 @@ def exclusive(store, echo: bool = True) -> None:
         yield workers_lock
 
 
-def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str, listed: dict | None = None) -> dict[str, str]:
-    """Finds or creates each exercise's parent run, finds each job's child run if it has one (a job without one gets
-    it when it starts: open_run); marks finished jobs. Reads each experiment's runs once, every page of them, and
-    indexes them by config hash: the time grows with the runs. listed: filled with each experiment's runs as read,
-    for the suite's end (finished_children)."""
+@dataclass
+class Parent:
+    """An exercise's parent run: found, or created as the exercise's first run starts, so that its Duration is the
+    exercise's, not the queue's before it (created with the suite, a parent showed 1.6 h of a 3-seed suite of every
+    exercise while its own runs took minutes: issue 34). Created with the exercise as params (its variants, seeds,
+    steps, overrides: the parent's Parameters panel) and the suite's files."""
+    experiment: str
+    exercise: Exercise
+    files: dict[str, str] = field(default_factory=dict)
+    run_id: str | None = None
+
+    def open(self, store) -> str:
+        """Its run id, the run created now if it has none."""
+        if self.run_id is None:
+            ex = self.exercise
+            self.run_id = store.create_run(self.experiment, ex.name, {"role": "exercise", "ablation": ex.name,
+                                                                      "mlflow.note.content": views.description(ex)})
+            store.log_params(self.run_id, parent_params(ex))
+            self.log_files(store)
+        return self.run_id
+
+    def log_files(self, store) -> None:
+        for name, text in self.files.items():
+            store.client.log_text(self.run_id, text, name)
+
+
+def parent_params(ex: Exercise) -> dict[str, str]:
+    """The exercise's definition, as its parent run's params: each variant's overrides, and what every run shares."""
+    shared = {"lesson": ex.lesson, "steps": str(ex.steps or "the recipe's"),
+              "overrides": " ".join(ex.overrides) or "none", **({"init_from": ex.init_from} if ex.init_from else {})}
+    return {**shared, **{f"variant.{v}": " ".join(o) or "the base" for v, o in ex.variants.items()}}
+
+
+def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str, listed: dict | None = None,
+           files: dict[str, str] | None = None) -> dict[str, Parent]:
+    """Finds each exercise's parent run (a new exercise gets it when its first run starts: Parent.open), finds each
+    job's child run if it has one (a job without one gets it when it starts: open_run); marks finished jobs. Reads
+    each experiment's runs once, every page of them, and indexes them by config hash: the time grows with the runs.
+    listed: filled with each experiment's runs as read, for the suite's end (finished_children). files: text files
+    logged on each parent run."""
     from lm.tracking.store import every_run
 
     parents = {}
@@ -238,8 +273,7 @@ def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str, listed: 
     for ex in chosen:
         name = prefix + ex.name
         exp_id = store.experiment_id(name)
-        note = views.description(ex)
-        store.client.set_experiment_tag(exp_id, "mlflow.note.content", note)
+        store.client.set_experiment_tag(exp_id, "mlflow.note.content", views.description(ex))
         runs = every_run(store.client, [exp_id])  # the newest first
         if listed is not None:
             listed[name] = runs
@@ -251,13 +285,11 @@ def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str, listed: 
             if r.info.status == "RUNNING" and r.data.tags.get("role") != "exercise":
                 # the suite holds the lock, so a RUNNING run is one whose process died
                 store.end_run(r.info.run_id, "KILLED", "found RUNNING by the next suite: its process had died")
-        parent = next((r for r in runs if r.data.tags.get("role") == "exercise"), None)
-        if parent is None:
-            parents[name] = store.create_run(name, ex.name, {"role": "exercise", "ablation": ex.name,
-                                                             "mlflow.note.content": note})
-        else:
-            parents[name] = parent.info.run_id
-            store.mark_running(parents[name])
+        found = next((r for r in runs if r.data.tags.get("role") == "exercise"), None)
+        parents[name] = Parent(name, ex, dict(files or {}), found and found.info.run_id)
+        if found:
+            store.mark_running(found.info.run_id)
+            parents[name].log_files(store)
     for job in jobs:
         job.parent = parents[job.experiment]
         found = by_hash[job.experiment].get(job.config_hash, [])
@@ -279,7 +311,7 @@ def open_run(store, job: Job) -> str:
     showed a median of 122 s: docs/ui.md). Created in the suite's process, under its lock, so a kill leaves it
     RUNNING for the next suite to find by its config hash, mark KILLED and train again in place."""
     if job.run_id is None:
-        job.run_id = store.create_run(job.experiment, job.spec.name, child_tags(job), parent=job.parent)
+        job.run_id = store.create_run(job.experiment, job.spec.name, child_tags(job), parent=job.parent.open(store))
     return job.run_id
 
 

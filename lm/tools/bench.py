@@ -1,7 +1,7 @@
 """`make bench`: how fast this machine trains and samples the lessons' model, measured side by side in one run.
 
     python -m lm.tools.bench [quick=true] [threads=N] [chunks=N] [pairs=N] [steps=N]
-                             [only=train,sample,suite,memory,startup,process,report,scale,study]
+                             [only=train,sample,suite,memory,startup,process,report,scale,study,validation]
 
 Prints one table: the fp32 matmul rate; the model's FLOPs per training step; the step's matmuls and attention
 kernels alone, and the MFU they allow; a plain PyTorch loop against the harness (Lightning, MLflow and the run's
@@ -38,8 +38,8 @@ import pytorch_lightning as pl
 import torch
 from tqdm import tqdm
 
-from lm.model.data import load_corpus
-from lm.model.model import GPT, GPTConfig, train_flops
+from lm.model.data import load_corpus, val_batches
+from lm.model.model import GPT, GPTConfig, token_losses, train_flops
 from lm.model.sample import generate
 from lm.run import train
 from lm.spec import config
@@ -258,6 +258,36 @@ def bench_sample(o: Options, corpus, cfg, table: Table) -> None:
     table.add("speed-up", f"{full / cached:.2f}×", f"no cache / KV cache, target ≥ 3×; same characters: {same}")
 
 
+def bench_validation(o: Options, corpus, table: Table, every: int = 125, before: int = 250) -> None:
+    """What lesson 002's exercises pay for their curves (experiments/recipe002.yaml): one validation of lesson 002's model (its fixed windows, as the
+    run's validation loop scores them) against its training steps, alternating A B A B, and what validating every
+    `every` steps instead of its recipe's `before` adds to a run of the recipe's steps."""
+    cfg = config.load(["profile=cpu"])
+    e, steps = cfg.eval, cfg.train.steps
+    plain = PlainLoop(corpus, cfg)
+    batches = val_batches(corpus, e.val_batches, e.val_batch_size, cfg.model.block_size)
+    per_round = 20
+    val_s, step_s = [], []
+    for _ in range(3 if o.quick else 5):
+        step_s.append(plain.run(per_round + 1))
+        plain.model.eval()
+        t = time.perf_counter()
+        with torch.no_grad():
+            for x, y in batches:
+                token_losses(plain.model, x, y)
+        val_s.append(time.perf_counter() - t)
+        plain.model.train()
+    val, step = statistics.median(val_s), statistics.median(step_s)
+    table.section(f"validation, lesson 002's model (profile=cpu, {o.threads} thread(s)): medians of {len(val_s)}, "
+                  f"alternating with {per_round} training steps")
+    table.add(f"one validation ({e.val_batches} batches of {e.val_batch_size} windows)", f"{val:.3f} s",
+              f"{val / step:.1f} training steps of {1000 * step:.1f} ms")
+    run = {n: steps * step + steps // n * val for n in (every, before)}
+    table.add(f"validating every {every} steps, not {before}, over {steps:,}",
+              f"+{100 * (run[every] / run[before] - 1):.1f}%", f"a run's training and validation time: "
+              f"{run[every] / 60:.1f} min against {run[before] / 60:.1f} min")
+
+
 def _warm_worker() -> int:
     """A worker's pid, once it has imported this module, and with it every import a run needs, before timing starts."""
     time.sleep(1.0)   # long enough that each warm-up task lands on its own worker
@@ -415,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
             bench_process.whole_run(table, scratch, o.steps, o.pairs)
         if "report" in o.only:  # the store's own runs: the full suite's, or with quick the quick suite's
             bench_process.report(table, scratch, 1 if o.quick else 3, o.quick)
+        if "validation" in o.only:
+            bench_validation(o, corpus, table)
         if "scale" in o.only:  # quick: 100 and 1,000 runs
             bench_scale.scale(table, scratch, bench_scale.SIZES[:2] if o.quick else bench_scale.SIZES)
         if "study" in o.only:

@@ -68,8 +68,9 @@ def build(folder: Path, runs: int, params: bool = True) -> list[suite.Job]:
     chosen, jobs = plan(uri, runs)
     store = Store(uri)
     first, rest = jobs[0], jobs[1:]
-    parent = suite.attach(store, chosen, [first], "")[NAME]
-    suite.open_run(store, first)  # a job gets its run as it starts: this one starts now
+    parents = suite.attach(store, chosen, [first], "")
+    suite.open_run(store, first)  # a job gets its run as it starts, and the exercise its parent: they start now
+    parent = parents[NAME].run_id
     store.client.log_text(parent, exercise_yaml(runs // 2), "exercise.yaml")
     if params:
         store.client.log_batch(first.run_id, params=[Param(k, str(v)) for k, v in train.params(first.cfg).items()])

@@ -3,15 +3,17 @@
 The parent run of an exercise gets, for each variant with a finished child run and each headline metric, a tag
 `<variant>/<metric>` reading `1.523 ± 0.012 (3 seeds)`: the mean, the sample standard deviation (with two seeds or
 more, as the report's mean ± std) and the seed count, so the runs table shows them, readable, without opening the
-children. Tags, not metrics: MLflow's charts view draws every metric of every run as a chart, and these would be
-single bars of the parent alone. The headline metrics are the validation loss and perplexity, every metric the
-exercise's claims read and those its `ui:` block charts. The suite refreshes them whenever it ends, so a seed that
-finishes later shows in them.
+children; and each mean as a metric, for the parent's Metrics panel. The charts views leave the parent out of their
+grouped charts (lm/tracking/views.py): there, its metrics would be single bars of the parent alone. The headline
+metrics are the validation loss and perplexity, every metric the exercise's claims read and the final values its
+`ui:` block charts (lm/spec/ui.py). The suite refreshes them whenever it ends, so a seed that finishes later shows
+in them.
 """
 import re
 
 import numpy as np
 
+from lm.spec import ui
 from lm.spec.exercises import Exercise, terms, tree
 
 HEADLINE = ("val_loss", "val_perplexity")
@@ -35,24 +37,28 @@ def headline(ex: Exercise) -> list[str]:
                     keys[key] = None
         if c.answer:
             keys[c.answer] = None
-    keys.update(dict.fromkeys((ex.ui or {}).get("bars", [])))
+    keys.update(dict.fromkeys(ui.final_values(ex)))
     return list(keys)
 
 
 def number(x: float) -> str:
-    """Four significant digits; a count of thousands or more in full (103,456, not 1.035e+05)."""
-    return f"{x:,.0f}" if abs(x) >= 1e4 else f"{x:.4g}"
+    """Four significant digits; a count of thousands or more in full (103,456, not 1.035e+05); a whole number as
+    one (112,193, not 1.122e+05 or 112193.00)."""
+    return f"{x:,.0f}" if abs(x) >= 1e4 or float(x).is_integer() else f"{x:.4g}"
 
 
 def describe(values: np.ndarray) -> str:
-    """'1.523 ± 0.012 (3 seeds)': mean ± sample std and the seed count; the mean alone for one seed."""
+    """'1.523 ± 0.012 (3 seeds)': mean ± sample std and the seed count; the mean alone for one seed, or where
+    every seed gives the same count ('112,193 (3 seeds)')."""
     n = len(values)
-    spread = f" ± {values.std(ddof=1):.2g}" if n > 1 else ""
+    same_count = bool(np.all(values == values[0])) and float(values[0]).is_integer()
+    spread = f" ± {values.std(ddof=1):.2g}" if n > 1 and not same_count else ""
     return f"{number(values.mean())}{spread} ({n} seed{'s' if n > 1 else ''})"
 
 
-def summarise(runs, keys: list[str]) -> dict[str, str]:
-    """The tags for the parent, from the finished child runs (mlflow Run objects), one per (variant, seed)."""
+def per_variant(runs, keys: list[str]) -> dict[str, np.ndarray]:
+    """{`<variant>/<key>`: its values over seeds} from the finished child runs (mlflow Run objects), the newest run
+    per (variant, seed)."""
     newest = {}
     for r in sorted(runs, key=lambda r: r.info.start_time or 0):
         tags = r.data.tags
@@ -66,21 +72,29 @@ def summarise(runs, keys: list[str]) -> dict[str, str]:
         for key in keys:
             values = np.array([r.data.metrics[key] for r in rs if key in r.data.metrics], dtype=float)
             if len(values):
-                out[f"{prefix(variant)}/{key}"] = describe(values)
+                out[f"{prefix(variant)}/{key}"] = values
     return out
 
 
+def summarise(runs, keys: list[str]) -> dict[str, str]:
+    """The tags for the parent, from the finished child runs (mlflow Run objects), one per (variant, seed)."""
+    return {name: describe(values) for name, values in per_variant(runs, keys).items()}
+
+
 def refresh(store, parent_id: str, ex: Exercise, children: list | None = None) -> dict[str, str]:
-    """Recomputes and sets the parent run's per-variant tags; returns them. children: the parent's finished child
-    runs where the caller has them already (the suite, from the listing it read once), else read here."""
+    """Recomputes and sets the parent run's per-variant tags, and each one's mean as a metric (the run's Metrics
+    panel, in name order); returns the tags. children: the parent's finished child runs where the caller has them
+    already (the suite, from the listing it read once), else read here."""
     if children is None:
         from lm.tracking.store import every_run  # MLflow, 3 s: the suite's command imports this module before it
 
         exp_id = store.client.get_run(parent_id).info.experiment_id
         children = every_run(store.client, [exp_id],  # only what summarise() reads: the finished ones
                              f"tags.mlflow.parentRunId = '{parent_id}' and attributes.status = 'FINISHED'")
-    tags = summarise(children, headline(ex))
+    values = per_variant(children, headline(ex))
+    tags = {name: describe(v) for name, v in values.items()}
     store.set_tags(parent_id, tags)
+    store.log_metrics(parent_id, {name: v.mean() for name, v in values.items()})
     for child in children[:1]:  # the corpus, in the Dataset column of the exercise's own row
         store.client.log_inputs(parent_id, datasets=child.inputs.dataset_inputs)
     return tags

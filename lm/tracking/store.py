@@ -11,13 +11,14 @@ import urllib.request
 from pathlib import Path
 
 import mlflow
-from mlflow.entities import Metric, RunStatus, RunTag
+from mlflow.entities import Metric, Param, RunStatus, RunTag
 from mlflow.tracking import MlflowClient
 from mlflow.tracking._tracking_service import utils as mlflow_uri
 
 from lm.spec import faults
 from lm.spec.errors import TrackingError  # noqa: F401  (raised here, caught before MLflow is imported)
 from lm.tracking.store_check import check_server, default_store, redact, resolve_uri  # noqa: F401  (known without MLflow)
+from lm.tracking import reference
 
 PROJECT = Path(__file__).resolve().parents[2]
 # What every experiment the project creates is, in MLflow's own tag (its UI's experiment-type selector writes it).
@@ -200,28 +201,43 @@ class Store:
             if held is not None:
                 held.update((p.key, p.step) for p in points[i:i + 1000])
 
-    def copy_results(self, source: str, run_id: str, keep: set[str]) -> None:
-        """Every metric point, tag (but those in `keep` and MLflow's own) and artifact of `source`, into run_id."""
+    def copy_results(self, source: str, run_id: str, keep: set[str]):
+        """Every metric point (but the lessons' series the source's exercise charts beside it: lm/tracking/reference.py),
+        tag (but those in `keep` and MLflow's own) and artifact of `source`, into run_id. Returns the source run."""
         self.resume(run_id)  # a copy interrupted before: what it logged is not logged twice
         run = self.client.get_run(source)
-        self.log_points(run_id, [m for k in run.data.metrics for m in self.client.get_metric_history(source, k)])
+        self.log_points(run_id, [m for k in run.data.metrics if not k.startswith(reference.PREFIX)
+                                 for m in self.client.get_metric_history(source, k)])
         self.set_tags(run_id, {k: v for k, v in run.data.tags.items() if not k.startswith("mlflow.") and k not in keep})
         self.client.log_inputs(run_id, datasets=run.inputs.dataset_inputs)  # the corpus it was trained on
         with tempfile.TemporaryDirectory() as tmp:
             self.client.log_artifacts(run_id, self.client.download_artifacts(source, "", tmp))
+        return run
+
+    def log_params(self, run_id: str, params: dict[str, object]) -> None:
+        self.client.log_batch(run_id, params=[Param(k, str(v)) for k, v in params.items()])
 
     def set_tags(self, run_id: str, tags: dict[str, object]) -> None:
         self.client.log_batch(run_id, tags=[RunTag(k, str(v)) for k, v in tags.items()])
 
-    def end_run(self, run_id: str, status: str, reason: str | None = None) -> None:
+    def end_run(self, run_id: str, status: str, reason: str | None = None, end_time: int | None = None) -> None:
+        """The run ended: now, or at end_time (ms since the epoch)."""
         if reason:
             self.client.set_tag(run_id, "failure_reason", reason[:4000])
         elif status == "FINISHED" and "failure_reason" in self.client.get_run(run_id).data.tags:
             self.client.delete_tag(run_id, "failure_reason")  # an interrupted attempt's: this one finished
-        self.client.set_terminated(run_id, status)
+        self.client.set_terminated(run_id, status, end_time)
 
     def mark_running(self, run_id: str) -> None:
         self.client.update_run(run_id, status=RunStatus.to_string(RunStatus.RUNNING))
+
+
+def duration(ms: int) -> str:
+    """A run's Duration as MLflow's runs table writes it: 850ms, 3.2s, 1.4min, 1.6h."""
+    for unit, size in (("h", 3_600_000), ("min", 60_000), ("s", 1000)):
+        if ms >= size:
+            return f"{ms / size:.1f}{unit}"
+    return f"{ms}ms"
 
 
 _commit: str | None = None

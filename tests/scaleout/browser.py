@@ -1,9 +1,11 @@
 """A person's look at MLflow's UI as `make ui` serves it: each page in headless Chromium (Debian's, driven by
-Playwright) on a fresh profile, as a new user opens it, and what they would see there checked."""
+Playwright) on a fresh profile at 1600 × 1000, as a new user opens it, and what they would see there checked: where
+the page landed, each chart's title and place on the screen, the legend entries a person can see (MLflow clips a
+legend to its card: issue 34 found ctx64 cut off), and how many bars a bar chart has."""
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -12,50 +14,128 @@ from lm.tracking import views
 from tests.scaleout.helpers import ARTIFACTS, ROOT, chromium
 
 CARD = "[data-testid=experiment-view-compare-runs-card]"
+WIDTH, HEIGHT = 1600, 1000
 # Where the pictures go: test-artifacts/ (git-ignored), or with TINYGPT_SCREENSHOTS=docs the README's, in docs/.
 PICTURES = ROOT / "docs" if os.environ.get("TINYGPT_SCREENSHOTS") == "docs" else ARTIFACTS
+SCREENS = ROOT / "reports" / "screens"   # ui-<exercise>.png: each landing as a click from the home page shows it
 GENAI = ("Start Demo", "Detect Issues", "Token Usage", "workflowType=genai", "/overview")
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+# Each chart card as the screen shows it: its title, where it sits, its legend's entries (those inside every box that
+# clips them, and all), and its bars. A legend entry is a swatch (an svg) and its text, outside the plot.
+CARDS_JS = """cards => cards.map(card => {
+  let pane = card.parentElement;   // the box that scrolls the charts
+  while (pane && !(pane.scrollHeight > pane.clientHeight && getComputedStyle(pane).overflowY !== 'visible'))
+    pane = pane.parentElement;
+  const view = pane ? pane.getBoundingClientRect() : {top: 0, bottom: window.innerHeight};
+  const offset = pane ? pane.scrollTop : window.scrollY;
+  const box = card.getBoundingClientRect();
+  const plot = card.querySelector('.js-plotly-plot');
+  const entries = [...card.querySelectorAll('span')].filter(s => s.previousElementSibling
+      && s.previousElementSibling.tagName.toLowerCase() === 'svg' && !(plot && plot.contains(s)));
+  const inside = e => {
+    const b = e.getBoundingClientRect();
+    if (!b.width || !b.height) return false;
+    for (let a = e.parentElement; a && a !== card.parentElement; a = a.parentElement) {
+      const st = getComputedStyle(a);
+      if (st.overflowX === 'visible' && st.overflowY === 'visible' && a !== card) continue;
+      const c = a.getBoundingClientRect();
+      if (b.top < c.top - 1 || b.bottom > c.bottom + 1 || b.left < c.left - 1 || b.right > c.right + 1) return false;
+    }
+    return true;
+  };
+  return {title: card.innerText.split('\\n')[0].trim(), top: box.top + offset, bottom: box.bottom + offset,
+          left: box.left, whole: box.top >= view.top - 1 && box.bottom <= Math.min(view.bottom, window.innerHeight) + 1,
+          legend: entries.map(s => s.innerText.trim()), shown: entries.filter(inside).map(s => s.innerText.trim()),
+          bars: card.querySelectorAll('.barlayer .point').length};
+})"""
+
+OFFSET_JS = """card => { let pane = card.parentElement;
+  while (pane && !(pane.scrollHeight > pane.clientHeight && getComputedStyle(pane).overflowY !== 'visible'))
+    pane = pane.parentElement;
+  return pane ? pane.scrollTop : window.scrollY; }"""
+
+
+@dataclass
+class Card:
+    title: str
+    top: float              # px from the top of the first screen (below it: further down the page)
+    bottom: float
+    legend: list[str]       # every entry of its legend
+    shown: list[str]        # the entries a person sees: inside the card and every box that clips them
+    bars: int               # bars drawn (0: not a bar chart)
+
+    @property
+    def groups(self) -> set[str]:
+        """The variants its visible legend names: "ctx16 (val_loss_at_position)" names ctx16."""
+        return {e.split(" (")[0] for e in self.shown}
 
 
 @dataclass
 class Seen:
     url: str            # where the page ended up
     text: str           # what it shows, as the browser lays it out
-    charts: list[str]   # the chart cards' titles, first to last
+    cards: list[Card]   # the chart cards, first to last, each looked at where it lies (scrolled into view)
     assistant: bool     # the assistant panel is open
+    charts: list[str] = field(default_factory=list)   # the cards' titles
+
+    def __post_init__(self):
+        self.charts = [c.title for c in self.cards]
 
 
-def look(url: str, ready: str, picture: str | None = None, click: str | None = None,
-         storage: dict[str, str] | None = None) -> Seen:
-    """Opens url in a fresh profile (no cookies, no local storage but `storage`), clicks the link named `click` if
-    given, waits for the page (`ready`: a selector on it), and returns what is on the screen; saves it as
-    PICTURES/picture."""
+def look(url: str, ready: str, picture=None, click: str | None = None, storage: dict[str, str] | None = None,
+         cards: bool = False) -> Seen:
+    """Opens url in a fresh profile (no cookies, no local storage but `storage`) at 1600 × 1000, clicks the link named
+    `click` if given, waits for the page (`ready`: a selector on it), saves the first screen as `picture` (a path, or
+    a name in PICTURES), and returns what is on the screen; with `cards`, each chart card too, scrolled into view in
+    turn (MLflow draws a chart as it comes into view)."""
     exe = chromium()   # a one-line skip without it (a failure with TINYGPT_REQUIRE_BROWSER=1)
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu",
-                                                               "--disable-dev-shm-usage", "--no-first-run"])
+        browser = p.chromium.launch(executable_path=exe, args=FLAGS)
         try:
-            page = browser.new_context(viewport={"width": 1500, "height": 1000}).new_page()
+            page = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}).new_page()
             for key, value in (storage or {}).items():
                 page.add_init_script(f"localStorage.setItem({json.dumps(key)}, {json.dumps(value)})")
             page.goto(url)
             if click:
                 page.get_by_role("link", name=click, exact=True).first.click(timeout=60_000)
-            page.wait_for_selector(ready, timeout=60_000)
+            page.wait_for_selector(ready, timeout=90_000)
             # Then the charts draw, and the assistant opens itself if it does: MLflow's runs page polls for new
             # runs, so the network never goes quiet to say when.
-            page.wait_for_timeout(3000)
-            seen = Seen(page.url, page.inner_text("body"),
-                        [c.split("\n")[0].strip() for c in page.locator(CARD).all_inner_texts()],
-                        page.locator("textarea[placeholder^='Ask a question']").count() > 0
-                        or "Ask questions about your experiments" in page.inner_text("body"))
+            page.wait_for_timeout(4000)
             if picture:
-                PICTURES.mkdir(exist_ok=True)
-                page.screenshot(path=str(PICTURES / picture))
+                path = picture if not isinstance(picture, str) else PICTURES / picture
+                path.parent.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(path))
+            text = page.inner_text("body")
+            assistant = page.locator("textarea[placeholder^='Ask a question']").count() > 0 \
+                or "Ask questions about your experiments" in text
+            found = every_card(page) if cards else [Card(**c) for c in page.locator(CARD).evaluate_all(CARDS_JS)]
+            seen = Seen(page.url, text, found, assistant)
         finally:
             browser.close()
     return seen
+
+
+def every_card(page) -> list[Card]:
+    """Every chart card of the page, first to last, each as it looked when the whole of it was on the screen: MLflow
+    keeps only the cards on the screen in the page, so the charts pane is scrolled down a quarter screen at a time."""
+    found: dict[tuple[int, int], dict] = {}
+    page.mouse.move(WIDTH * 0.6, HEIGHT * 0.7)   # over the charts
+    before = None
+    for _ in range(60):
+        for c in page.locator(CARD).evaluate_all(CARDS_JS):
+            key = (round(c["top"]), round(c["left"]))
+            if key not in found or (c["whole"] and not found[key]["whole"]):
+                found[key] = c
+        offset = page.locator(CARD).first.evaluate(OFFSET_JS) if page.locator(CARD).count() else None
+        if offset == before:
+            break
+        before = offset
+        page.mouse.wheel(0, HEIGHT // 4)
+        page.wait_for_timeout(1200)
+    return [Card(**{k: v for k, v in found[key].items() if k not in ("left", "whole")}) for key in sorted(found)]
 
 
 def no_genai_and_no_assistant(seen: Seen) -> None:
@@ -66,10 +146,10 @@ def no_genai_and_no_assistant(seen: Seen) -> None:
 
 
 def printed_links(out: str) -> dict[str, list[str]]:
-    """`make ui`'s links: {experiment: [its runs table, its charts]}; an experiment the suite did not make (the
-    report's) has the first alone."""
+    """`make ui`'s links: {experiment: [its runs table, its charts, and its variants charted apart if any]}; an
+    experiment the suite did not make (the report's) has the first alone."""
     links: dict[str, list[str]] = {}
-    for name, url in re.findall(r"^\s+(?:(\S+)\s+)?(http\S+)$", out, re.M):
+    for name, url in re.findall(r"^[ \t]+(?:(\S+)[ \t]+)?(http\S+)$", out, re.M):
         if name:
             links[name] = [url]
         else:
@@ -81,48 +161,91 @@ def exercise(experiment: str) -> exercises.Exercise:
     return exercises.load_all()[experiment.removeprefix("quick/")]
 
 
-def check_printed_links(out: str, names: list[str]) -> dict[str, tuple[Seen, Seen]]:
-    """Each exercise's two links as a person sees them: the table with each variant's summary and the runs'
-    training time; the charts led by the exercise's own, none of them MLflow's own single bars."""
+def expected_titles(ex: exercises.Exercise, panel, logged: set[str] | None = None) -> list[str]:
+    """The panel's chart titles as MLflow writes them, first to last; logged: the metrics its runs have (a line
+    against a metric they lack is drawn over steps)."""
+    panel = views.drawable(panel, logged) if logged is not None else panel
+    return [views.title(ex, panel, c) for c in panel.charts]
+
+
+def check_charts(seen: Seen, ex: exercises.Exercise, panel, logged: set[str] | None = None) -> None:
+    """A charts view as the exercise's comparison: its charts in its order, the first of them on the first screen;
+    every legend showing every variant of the panel; no bar chart of one bar."""
+    where = seen.url
+    assert f"viewStateShareKey={views.key_of(panel)}" in where and "compareRunsMode=CHART" in where, where
+    no_genai_and_no_assistant(seen)
+    expected = expected_titles(ex, panel, logged)
+    # one with no value in any run is left out (hideEmptyCharts)
+    assert seen.charts[:1] == expected[:1] and seen.charts == [t for t in expected if t in seen.charts], \
+        f"{where}: charts {seen.charts}, expected {expected}"
+    assert len(seen.charts) >= min(len(expected), 2), f"{where}: charts {seen.charts}, expected {expected}"
+    first_screen = [c.title for c in seen.cards[:4] if (c.top + c.bottom) / 2 < HEIGHT]
+    assert first_screen == seen.charts[:4], f"{where}: on the first screen only {first_screen} of {seen.charts}"
+    for card in seen.cards:
+        assert card.groups == set(panel.variants), \
+            f"{where}: {card.title}'s legend shows {card.shown} of {card.legend}, not every one of {panel.variants}"
+        assert card.bars != 1, f"{where}: {card.title} is a single bar"
+    assert views.OTHERS in seen.text and "Group by: variant" in seen.text
+
+
+def check_printed_links(out: str, names: list[str], logged: dict[str, set[str]] | None = None,
+                        screens: bool = False) -> dict[str, tuple[Seen, ...]]:
+    """Each exercise's links as a person sees them: the table with each variant's summary and the runs' training
+    time; each charts view led by the exercise's own charts (check_charts). logged: each experiment's metrics;
+    screens: each view of variants charted apart saved in SCREENS too, as ui-<exercise>-apart.png."""
     links = printed_links(out)
-    assert set(names) <= set(links) and all(len(links[n]) == 2 for n in names), out
     seen = {}
     for name in names:
-        table_link, charts_link = links[name]
         ex, short = exercise(name), name.removeprefix("quick/")
+        panels = views.panels(ex)
+        assert len(links.get(name, [])) == 1 + len(panels), f"{name}: {links.get(name)}\n{out[:5000]}"
+        table_link, *chart_links = links[name]
         table = look(table_link, ".ag-root", f"ui-table-{short}.png")
         no_genai_and_no_assistant(table)
-        first = f"{next(iter(ex.variants))}/{views.charted(ex)['bars'][0]}"
+        first = f"{next(iter(ex.variants))}/{views.summarised(ex)[0]}"
         assert views.TABLE_NAME in table.text and first in table.text, f"{table_link}: no {first} column"
         assert re.search(r"\(\d seeds?\)", table.text), f"{table_link}: no variant's summary"
         if not ex.init_from:   # one that trains nothing has no training time
             assert views.TRAINING_TIME in table.text and "Duration" in table.text, f"{table_link}: no training time"
-        charts = look(charts_link, CARD, f"ui-charts-{short}.png")
-        no_genai_and_no_assistant(charts)
-        expected = [*views.charted(ex)["lines"], *views.charted(ex)["bars"]]
-        # the exercise's charts first, in its order (one with no value in any run is left out: hideEmptyCharts)
-        assert charts.charts[:1] == expected[:1] and charts.charts == [c for c in expected if c in charts.charts], \
-            f"{charts_link}: charts {charts.charts}, expected {expected}"
-        assert f"{views.OTHERS}" in charts.text and "Group by: variant" in charts.text
-        seen[name] = (table, charts)
+        charts = []
+        for panel, link in zip(panels, chart_links):
+            suffix = "-apart" if panel.apart else ""
+            picture = f"ui-charts-{short}{suffix}.png"
+            charts.append(look(link, CARD, picture, cards=True))
+            check_charts(charts[-1], ex, panel, (logged or {}).get(name))
+            if screens and panel.apart:   # the exercise's own view is its landing's (check_landing)
+                SCREENS.mkdir(parents=True, exist_ok=True)
+                (SCREENS / f"ui-{short}{suffix}.png").write_bytes((PICTURES / picture).read_bytes())
+        seen[name] = (table, *charts)
     return seen
 
 
 def check_home(base: str, names: list[str]) -> Seen:
-    """The bare address: the experiments list in model-training mode, the descriptions as text."""
+    """The bare address: the experiments list in model-training mode, the descriptions as text; the sidebar's Home
+    leads there too, not to MLflow's welcome page."""
     home = look(base, f"text={names[0]}", "ui-home.png")
     no_genai_and_no_assistant(home)
     assert home.url.endswith("#/experiments"), home.url
     for name in names:
         assert name in home.text and exercise(name).title in home.text
     assert "**" not in home.text
+    again = look(base, f"text={names[0]}", click="Home")
+    assert again.url.endswith("#/experiments") and names[0] in again.text, again.url
     return home
 
 
-def check_default_page(base: str, name: str) -> Seen:
-    """An experiment clicked in that list, as a person would: its runs, not a GenAI overview."""
-    page = look(base, ".ag-root", f"ui-default-{name.removeprefix('quick/')}.png", click=name)
-    no_genai_and_no_assistant(page)
+def check_landing(base: str, name: str, logged: set[str] | None = None, screen: bool = False) -> Seen:
+    """An experiment clicked in that list, as a person would: it opens on its charts view, as `make ui` prints it
+    (check_charts); screen: the first screen saved as SCREENS/ui-<exercise>.png."""
+    short = name.removeprefix("quick/")
+    ex = exercise(name)
+    picture = SCREENS / f"ui-{short}.png" if screen else f"ui-default-{short}.png"
+    page = look(base, CARD, picture, click=name, cards=True)
+    check_charts(page, ex, views.panels(ex)[0], logged)
     assert re.search(r"#/experiments/\d+/runs", page.url), page.url
-    assert "Runs" in page.text and name.removeprefix("quick/") in page.text   # the parent run, its seeds folded in it
     return page
+
+
+def check_default_page(base: str, name: str) -> Seen:
+    """An experiment clicked in that list, as a person would: its charts view (check_landing)."""
+    return check_landing(base, name)

@@ -24,6 +24,14 @@ def test_an_unfinished_run_and_an_older_copy_of_a_seed_do_not_count():
 
 def test_a_count_reads_in_full_and_a_loss_in_four_digits():
     assert aggregates.number(103456.0) == "103,456" and aggregates.number(1.52349) == "1.523"
+    assert aggregates.number(112193.0) == "112,193" and aggregates.number(4192.0) == "4,192"   # not 112193.00
+
+
+def test_a_count_every_seed_gives_alike_is_an_integer_with_no_spread():
+    out = aggregates.summarise([SimpleNamespace(info=r.info, data=SimpleNamespace(tags=r.data.tags,
+                                                                                   metrics={"n_params": 112193.0}))
+                                for r in (run("base", 1, 0), run("base", 2, 0), run("base", 3, 0))], ["n_params"])
+    assert out == {"base/n_params": "112,193 (3 seeds)"}
 
 
 def test_the_headline_metrics_are_the_losses_what_the_claims_read_and_what_the_ui_charts():

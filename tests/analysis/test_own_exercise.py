@@ -130,4 +130,4 @@ def test_both_open_in_a_browser(own_report, tmp_path):
     body = re.search(r"<body([^>]*)>", dom).group(1)
     assert f'data-images="{figures}"' in body and 'data-broken="0"' in body, body
     assert "Wider models" in dom and "Sweep: model.n_head" in dom
-    assert re.search(r'<td class="indicative">', dom)
+    assert re.search(r'<td class="v-indicative">', dom)

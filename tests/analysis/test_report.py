@@ -156,7 +156,7 @@ def test_a_store_with_one_run(store_copy, tmp_path):
     assert re.search(r"\| heads \| h1 \| model.n_head=1 \| - \| not run \| not run \| 0 \|", md)
     assert re.search(r"\| nopos \| Without position vectors the validation loss is worse \| .* \| - \| not run \|", md)
     assert sorted(p.name for p in (tmp_path / "out" / "figures").iterdir()) == \
-        ["baseline_attention.png", "baseline_curves.png", "baseline_knockout.png",
+        ["baseline_attention.png", "baseline_curves.png", "baseline_final.png", "baseline_knockout.png",
          "baseline_two_heads.png"]
 
 
@@ -203,10 +203,11 @@ def test_runs_that_logged_almost_nothing(store_copy, tmp_path):
     assert "| nopos | nopos | model.pos_emb=false | - | 2.500 | 12.18 | 1 |" in md
     assert re.search(r"\| The model has this many parameters \| The model has two blocks and 112,193 knobs \| - \| - \| - "
                      r"\| - \| - \| - \| not run \|", md)
-    # Only the validation curves and the final values sqrtd and scaling002 show have anything to draw: one point each.
+    # Only the validation curves and the final values that show val_loss have anything to draw: one point each.
     assert sorted(p.name for p in (tmp_path / "out" / "figures").iterdir()) == [
-        "baseline_curves.png", "bigram_curves.png", "nopos002_curves.png", "nopos_curves.png", "recipe002_curves.png",
-        "scaling002_curves.png", "scaling002_final.png", "sqrtd_curves.png", "sqrtd_final.png"]
+        "aa_final.png", "baseline_curves.png", "bigram_curves.png", "microgpt_final.png", "nopos002_curves.png",
+        "nopos002_final.png", "nopos_curves.png", "nopos_final.png", "recipe002_curves.png", "scaling002_curves.png",
+        "scaling002_final.png", "scaling_final.png", "sqrtd_curves.png", "sqrtd_final.png"]
 
 
 def test_an_empty_store_is_one_line(quick_store, tmp_path):

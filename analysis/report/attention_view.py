@@ -48,14 +48,19 @@ def pack(data: dict) -> bytes:
 SEEDS_SHOWN = 3
 
 
+def shown(er: ExerciseRuns) -> list[str]:
+    """The runs of the exercise the view shows: each variant's first SEEDS_SHOWN seeds."""
+    return er.finished.groupby("variant", sort=False).head(SEEDS_SHOWN)["run_id"].tolist()  # by variant, then seed
+
+
 def payload(runs: dict[str, ExerciseRuns]) -> dict:
     items, blobs, index = [], [], {}
     for name, er in runs.items():
         if er.exercise.init_from:
             continue  # the same models as the exercise it samples
-        shown = er.finished.groupby("variant", sort=False).head(SEEDS_SHOWN)  # finished: by variant, then seed
-        er.reader.prefetch(artifacts=[(r, "attention_lines.json") for r in shown["run_id"]])
-        for run in shown[["run_id", "variant", "seed"]].itertuples():
+        picked = er.finished[er.finished["run_id"].isin(shown(er))]
+        er.reader.prefetch(artifacts=[(r, "attention_lines.json") for r in picked["run_id"]])
+        for run in picked[["run_id", "variant", "seed"]].itertuples():
             data = lines_of(er, run.run_id)
             if not data:
                 continue
@@ -65,7 +70,7 @@ def payload(runs: dict[str, ExerciseRuns]) -> dict:
                 index[key] = len(blobs)
                 blobs.append(base64.b64encode(blob).decode())
             first = data["lines"][0]["weights"]
-            items.append({"label": f"{name} / {run.variant} / seed {run.seed}", "run_id": run.run_id,
+            items.append({"exercise": name, "label": f"{name} / {run.variant} / seed {run.seed}", "run_id": run.run_id,
                           "blocks": len(first), "heads": len(first[0]), "mask": bool(data["mask"]),
                           "lines": [{"name": ln["name"], "chars": "".join(ln["chars"])} for ln in data["lines"]],
                           "blob": index[key]})
@@ -80,7 +85,16 @@ SCRIPT = """
         text = document.getElementById("av-text"), note = document.getElementById("av-note");
   const cache = {};
   let run = null, weights = null, block = 1, head = 1, hovered = null;
-  data.runs.forEach((r, i) => runSel.add(new Option(r.label, i)));
+  // The runs grouped by exercise, as the report's sections are.
+  const groups = {};
+  data.runs.forEach((r, i) => {
+    if (!groups[r.exercise]) {
+      groups[r.exercise] = document.createElement("optgroup");
+      groups[r.exercise].label = r.exercise;
+      runSel.append(groups[r.exercise]);
+    }
+    groups[r.exercise].append(new Option(r.label, i));
+  });
 
   async function inflate(b64) {
     const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));

@@ -1,6 +1,10 @@
 """`make report`: reports/report.html and reports/report.md from the runs in MLflow, logged back as a run.
 
     python -m analysis.report [quick=true] [ablations=[baseline,heads]] [out=reports] [log=false] [tracking_uri=...]
+                              [docs=docs]
+
+With docs=<folder>, the same table also writes <folder>/lesson-claims.md and <folder>/results.md
+(analysis/report/docs_pages.py): `make report ARGS="docs=docs"` after a full `make ablations` keeps docs/ current.
 
 Everything is read through MLflow's client (search_runs, metric histories, artifacts), so the report is the same
 on a remote tracking server. The store is found as training finds it: MLFLOW_TRACKING_URI, else TINYGPT_STORE,
@@ -14,13 +18,15 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from analysis import calibration, verdicts
 from analysis.options import parse
-from analysis.report import attention_view, environments, knockout, painter, parent_runs, sections
+from analysis.report import (attention_view, docs_pages, environments, knockout, outcomes, painter, parent_runs,
+                             sections, verdict_grid)
 from analysis.report.document import Doc
 from analysis.report.kinds import Context, Kind, what_changes
 from analysis.store_reading.reader import ExerciseRuns, Reader, StoreError, sqlite_path
@@ -30,6 +36,7 @@ from lm.heads.summary import headline, strongest
 from lm.heads.table import STATISTICS, TL_CONVENTION
 from lm.spec import exercises
 from lm.spec.errors import ConfigError
+from lm.spec.exercises import Source, terms, tree
 from lm.spec.options import ReportOptions
 from lm.tracking.store import EXPERIMENT_KIND
 from lm.tracking.store_check import redact, resolve_uri
@@ -44,10 +51,18 @@ def reference(ex: exercises.Exercise) -> str:
 
 
 # --- sections --------------------------------------------------------------------------------------------
+def overview_line(doc: Doc, runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str):
+    """One line under the title: what was read, and when."""
+    which = "the quick suite" if opts.quick else "the full suite"
+    finished = sum(len(er.finished) for er in runs.values())
+    doc.p(f"{finished} finished runs of {len(runs)} exercises ({which}), read from {redact(uri)} on "
+          f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Every claim's verdict, per exercise; each cell links to "
+          f"its claim at the head of its exercise's section.")
+
+
 def overview(doc: Doc, runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str):
     which = 'the quick suite: experiments quick/<exercise>' if opts.quick else 'the full suite'
-    doc.p(f"Read from {redact(uri)} ({which}) "
-          f"on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Numbers are means over seeds, "
+    doc.p(f"Read from {redact(uri)} ({which}). Numbers are means over seeds, "
           f"given as mean ± standard deviation where there is more than one seed; blocks and heads are numbered "
           f"from 1. When a (variant, seed) was run more than once, the newest finished run counts.")
     rows = []
@@ -88,10 +103,32 @@ def perplexity(doc: Doc, runs: dict[str, ExerciseRuns]):
                          "val_loss": stats.mean_std(loss) if loss else "not run",
                          "perplexity": stats.mean_std([math.exp(x) for x in loss], 2) if loss else "not run",
                          "seeds": len(loss)})
-    doc.table(pd.DataFrame(rows))
+    doc.table(pd.DataFrame(rows), fold="Each variant's validation loss and perplexity, beside the uniform guess and "
+                                       "the bigram table")
 
 
-def claim_table(doc: Doc, table: verdicts.Table) -> dict[str, int]:
+def exercise_claims(doc: Doc, table: verdicts.Table, name: str) -> None:
+    """The exercise's claims at the head of its section: each claim (ours marked), the lesson's words, ours, the
+    margin with its interval, the seeds and the verdict, each row the target of its cell in the verdict grid."""
+    rows = table.of(name)
+    if not rows:
+        return doc.p("This exercise makes no claim: its pictures answer its question.")
+    frame = pd.DataFrame([{"#": r.index, "claim": r.verdict.text + (" (ours: " + r.claim.why + ")"
+                                                                   if r.claim.source == Source.OURS else ""),
+                           "the lesson's words": r.verdict.lesson or "-", "ours": r.verdict.ours or "-",
+                           "margin (interval)": r.verdict.interval or "-", "seeds": r.verdict.seeds or "-",
+                           "verdict": r.verdict.label or "-"} for r in rows])
+    doc.table(frame, ids=[verdict_grid.anchor(r) for r in rows],
+              classes={"verdict": [f"v-{outcomes.slug(outcomes.outcome(r))}" for r in rows]},
+              wide=("claim", "the lesson's words"))
+    notes = [f"#{r.index}: {r.verdict.note}" for r in rows if r.verdict.note]
+    if notes:
+        doc.items(notes)
+
+
+def claim_table(doc: Doc, table: verdicts.Table) -> None:
+    """Every claim with every column the engine gives (its p and adjusted p, method and note), folded, and how a
+    verdict is reached."""
     doc.h(2, "The lessons' claims")
     doc.p("Each claim's check (experiments/*.yaml) evaluated on our runs. 'Ours' is the mean over seeds. Every "
           "comparison in a check gets a test of its margin, the amount by which it holds: a paired t over the "
@@ -105,15 +142,15 @@ def claim_table(doc: Doc, table: verdicts.Table) -> dict[str, int]:
           "interval is shown at the level its verdict uses. A chain or an 'and' is reproduced only when every part "
           "is. Deterministic checks (a count every seed gives alike) are judged on the numbers, with no error to "
           "control, and say so. Not run: a variant or a number the check needs is missing from the store (a quick "
-          "store logs no step 500, for instance).")
+          "store logs no step 500, for instance). Each exercise's section opens with its own claims; here they are "
+          "all, with every column.")
     doc.p(table.preamble())
-    counts = table.counts()
-    doc.p("; ".join(f"{counts.get(k, 0)} {k}" for k in claims.VERDICTS) + ".")
-    doc.table(table.frame())
+    doc.table(table.frame(), classes={"verdict": [f"v-{outcomes.slug(outcomes.outcome(r))}" for r in table.rows]},
+              fold=f"Every claim ({len(table.rows)}), with its p, adjusted p, method and note",
+              wide=("claim", "lessons", "note"))
     line = control_line(table)
     if line:
         doc.p(line)
-    return counts
 
 
 def control_line(table: verdicts.Table) -> str | None:
@@ -170,7 +207,7 @@ def comparisons(doc: Doc, runs: dict[str, ExerciseRuns]):
                              DIFFERENCE: stats.interval(d), "method": d.method,
                              "seeds": f"{d.n_a} vs {d.n_b}", "reading": stats.reading(d, v)})
     if rows:
-        doc.table(pd.DataFrame(rows))
+        doc.table(pd.DataFrame(rows), fold=f"Each variant against its exercise's reference ({len(rows)} differences)")
     else:
         doc.p("No exercise has two variants to compare in this store.")
 
@@ -221,7 +258,7 @@ def head_statistics(doc: Doc, runs: dict[str, ExerciseRuns], heads_by_run: dict)
     if rows:
         doc.p("Per variant, the best head's score (max over heads) or the mean over heads, then the mean over "
               "seeds; the strongest previous-token head is the lowest seed's (of those with a heads.csv).")
-        doc.table(pd.DataFrame(rows))
+        doc.table(pd.DataFrame(rows), fold="Each variant's head statistics")
 
 
 def _num(x) -> str:
@@ -232,15 +269,30 @@ def _pct(x) -> str:
     return "-" if x is None or pd.isna(x) else f"{x:.0%}"
 
 
-def prefetch(er: ExerciseRuns, parts: list[Kind]) -> dict[str, pd.DataFrame]:
-    """What an exercise's section reads beyond search_runs, for every finished run, fetched side by side; returns
-    the runs' heads.csv tables, by run id."""
+def reads(er: ExerciseRuns, parts: list[Kind]) -> tuple[list, list]:
+    """Everything the report reads of an exercise's finished runs beyond search_runs, as (run id, key) histories
+    and (run id, path) artifacts: its pictures' (the entries of its `report:` block), its claims' curves at a step,
+    its head statistics and knock-outs, and the attention lines of the seeds the explorer shows. `make bench` reads
+    exactly these for its bare read (analysis/report/bare_read.py)."""
     ids = er.finished["run_id"].tolist()
-    with_heads = [] if er.exercise.init_from else ids  # an exercise that samples another's models has none
     histories = [(r, k) for r in ids for part in parts for k in part.histories()]
+    for c in er.exercise.claims:
+        for expr in filter(None, (c.check, c.ours)):
+            for v, key, step in terms(tree(expr).body):
+                if step is not None and v in er.variants:
+                    histories += [(r, key) for r in er.rows(v)["run_id"]]
     artifacts = [(r, a) for r in ids for part in parts for a in part.artifacts()]
-    artifacts += [(r, "heads.csv") for r in with_heads]
-    er.reader.prefetch(dict.fromkeys(histories), dict.fromkeys(artifacts))
+    if not er.exercise.init_from:  # an exercise that samples another's models has none of its own
+        artifacts += [(r, a) for r in ids for a in ("heads.csv", "knockout.csv")]
+        artifacts += [(r, "attention_lines.json") for r in attention_view.shown(er)]
+    return list(dict.fromkeys(histories)), list(dict.fromkeys(artifacts))
+
+
+def prefetch(er: ExerciseRuns, parts: list[Kind]) -> dict[str, pd.DataFrame]:
+    """What the report reads of an exercise (reads), fetched side by side; returns the runs' heads.csv tables, by
+    run id."""
+    er.reader.prefetch(*reads(er, parts))
+    with_heads = [] if er.exercise.init_from else er.finished["run_id"].tolist()
     paths = {r: er.reader.artifact(r, "heads.csv") for r in with_heads}
     return {r: pd.read_csv(path) for r, path in paths.items() if path}
 
@@ -249,36 +301,50 @@ def prefetch(er: ExerciseRuns, parts: list[Kind]) -> dict[str, pd.DataFrame]:
 def build(runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str, out: Path, title: str,
           family: dict[str, exercises.Exercise] | None = None, sources: dict[str, ExerciseRuns] | None = None) \
         -> tuple[Doc, verdicts.Table]:
-    """The frame (overview, perplexity, claims, comparisons, failures, head statistics), then each exercise's
-    section as its `report:` block declares it; the verdict table they all read: the claims of `runs`, their
-    family counted over `family` (every exercise), reading `sources` too (other exercises their claims read)."""
+    """The first screen (the verdict grid, the counts, what was not reproduced), then each exercise's section (its
+    claims, then its pictures as its `report:` block declares them, then its knock-out), the attention explorer,
+    and after them the numbers behind it all (every claim's columns, the differences, perplexity, head statistics,
+    the knock-out's method, where the runs ran, failures); the verdict table they all read: the claims of `runs`, their family counted over
+    `family` (every exercise), reading `sources` too (other exercises their claims read)."""
     figs = out / "figures"
     figs.mkdir(parents=True, exist_ok=True)
     for old in figs.glob("*.png"):
         old.unlink()
     doc = Doc(figs)
-    # The exercises' sections and the knock-outs are written first, each exercise's as soon as its runs are read:
-    # they hold the figures, which the painter's workers draw while the frame is written. Written last, the
-    # figures were the report's critical path, and the workers waited 4.7 s for their first (2026-12-01).
-    exercise_sections, knockouts = doc.part(), doc.part()
-    heads_by_run = {}
+    # The exercises' pictures are written first, each exercise's as soon as its runs are read: the painter's workers
+    # draw them while the rest is written. Written last, the figures were the report's critical path, and the
+    # workers waited 4.7 s for their first (2026-12-01).
+    pictures, heads_by_run, knocked = {}, {}, []
     for name, er in runs.items():
         parts = sections.entries(er.exercise)
         heads_by_run.update(prefetch(er, parts))
-        sections.render(Context(exercise_sections, er, heads_by_run), parts)
+        pictures[name] = doc.part()
+        sections.render(Context(pictures[name], er, heads_by_run), parts)
+        if knockout.exercise(pictures[name], er, heads_by_run):
+            knocked.append(name)
     table = verdicts.table({**(sources or {}), **runs}, family, list(runs))
-    knockout.section(knockouts, runs, heads_by_run, table)
     doc.h(1, title)
-    overview(doc, runs, opts, uri)
-    environments.section(doc, runs)
-    perplexity(doc, runs)
+    overview_line(doc, runs, opts, uri)
+    verdict_grid.section(doc, table, {name: er.exercise.title for name, er in runs.items()})
+    doc.toc()
+    for name, er in runs.items():
+        doc.h(2, er.exercise.title, anchor=verdict_grid.section_anchor(name))
+        exercise_claims(doc, table, name)
+        doc.extend(pictures[name])
+    attention_view.section(doc, runs)
+    doc.h(2, "The numbers behind the verdicts")
+    doc.p("What the sections above rest on: every claim with every column, the differences between variants, each "
+          "variant's loss and perplexity, the head statistics, how the knock-out is measured, where the runs ran "
+          "and which runs failed.")
     claim_table(doc, table)
     comparisons(doc, runs)
-    failures(doc, runs)
+    perplexity(doc, runs)
     head_statistics(doc, runs, heads_by_run)
-    doc.extend(knockouts)
-    attention_view.section(doc, runs)
-    doc.extend(exercise_sections)
+    knockout.method(doc, runs, knocked)
+    doc.h(2, "The runs")
+    overview(doc, runs, opts, uri)
+    environments.section(doc, runs)
+    failures(doc, runs)
     return doc, table
 
 
@@ -322,12 +388,19 @@ def log_report(reader: Reader, out: Path, opts: ReportOptions, counts: dict) -> 
     return run.info.run_id
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("-h", "--help"):
-        print(__doc__)
-        return 0
-    started = time.time()
+class Opened(NamedTuple):
+    """What a report reads: its options, the store, each chosen exercise's runs, every exercise the family is
+    counted over (the files and the store's own), and the runs of other exercises the chosen claims read."""
+    opts: ReportOptions
+    reader: Reader
+    runs: dict[str, ExerciseRuns]
+    known: dict[str, exercises.Exercise]
+    sources: dict[str, ExerciseRuns]
+
+
+def open_runs(argv: list[str]) -> Opened | int:
+    """The options checked, the store opened and each chosen exercise's runs found (search_runs); or the exit status
+    after one line of error: 2 a bad option, 1 nothing to report."""
     try:
         opts = parse(argv)
         files = exercises.load_all()
@@ -358,17 +431,32 @@ def main(argv: list[str] | None = None) -> int:
             e = bad
         print(f"error: {e}", file=sys.stderr)
         return 2 if isinstance(e, ConfigError) else 1
+    return Opened(opts, reader, runs, known, sources)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    started = time.time()
+    opened = open_runs(argv)
+    if isinstance(opened, int):
+        return opened
+    opts, reader, runs, known, sources = opened
+    uri, prefix = reader.uri, "quick/" if opts.quick else ""
     painter.PAINTER.start()  # its workers import matplotlib and seaborn while this process reads the first runs
     out = Path(opts.out)
     title = "tinygpt ablations: the lessons' exercises, reproduced" + (" (quick suite)" if opts.quick else "")
     doc, table = build(runs, opts, uri, out, title, known, sources)
     (out / "report.md").write_text(doc.markdown(), encoding="utf-8")
     (out / "report.html").write_text(doc.html(title), encoding="utf-8")
+    pages = docs_pages.write(Path(opts.docs), table, runs, uri, opts.quick) if opts.docs else []
     run_id = log_report(reader, out, opts, table.counts()) if opts.log else None
     if opts.log:  # each exercise's verdicts and figures, on its parent run
         parent_runs.log(runs, table, out / "figures")
-    print(f"wrote {out / 'report.html'} and {out / 'report.md'} in {time.time() - started:.1f} s"
-          + (f"; logged as run {run_id} in experiment '{prefix}report'" if run_id else ""))
+    logged = f"; logged as run {run_id} in experiment '{prefix}report'" if run_id else ""
+    print(f"wrote {out / 'report.html'} and {out / 'report.md'}{''.join(f', {p}' for p in pages)} in "
+          f"{time.time() - started:.1f} s{logged}")
     print(f"claims: {table.summary()}")
     return 0
-

@@ -17,11 +17,12 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from analysis.report import marks
 from analysis.report.document import Doc, figure_file
 from analysis.report.painter import Plot, plot
 from analysis.store_reading.reader import ExerciseRuns
 from analysis.verdicts import stats
-from lm.spec.exercises import Exercise
+from lm.spec.exercises import Exercise, terms, tree
 
 SEPARATOR = "\n\n---\n\n"   # between samples in samples.txt
 # How a metric is named in figures; any other is shown under its own key.
@@ -47,6 +48,11 @@ class Context:
             name, k = f"{base}{k}", k + 1
         self.used.add(name)
         self.doc.figure(name, p, caption)
+
+    def marks(self, keys, labels: dict | None = None) -> list[dict]:
+        """What the exercise's claims say the numbers of `keys` should be (marks.py), each with the label its metric
+        has in the figure as `metric`."""
+        return [{**m, "metric": label(m["key"], labels)} for m in marks.of(self.er.exercise, set(keys))]
 
 
 # --- helpers shared with the frame and the exercises' own sections ---------------------------------------------
@@ -91,7 +97,7 @@ def _final_table(ctx: Context, variants: list[str], keys: list[str], swept: list
                          **({} if swept else {"changes": what_changes(er.exercise, v)}),
                          "metric": key, "mean ± std": stats.mean_std(values), "seeds": s["n"],
                          "95% interval of the mean": interval})
-    ctx.doc.table(pd.DataFrame(rows))
+    ctx.doc.table(pd.DataFrame(rows), fold="The numbers: mean ± std, seeds and the 95% interval of each mean")
 
 
 # --- the kinds ---------------------------------------------------------------------------------------------
@@ -137,10 +143,13 @@ class Curves(Kind):
                 lines[f"{label(b, self.labels)}, {np.mean(values):.3f}"] = float(np.mean(values))
         names = " and ".join(label(m, self.labels) for m in self.histories())
         title = f"{self.title or er.exercise.title + ': ' + names + ' against step'} ({seeds_note(er, er.variants)})"
-        ctx.figure(self.name, plot("curves", pd.concat(parts, ignore_index=True), lines, title),
+        drawn = [m for m in ctx.marks(self.histories(), self.labels) if m["variant"] in er.variants]
+        ctx.figure(self.name, plot("curves", pd.concat(parts, ignore_index=True), lines, title, drawn),
                    f"{names[0].upper() + names[1:]} against step, one line per variant"
                    f"{' and metric' if len(self.histories()) > 1 else ''}: the mean over seeds with a ± 1 std band"
-                   + (f"; the horizontal lines are {', '.join(lines)}." if lines else "."))
+                   + (f"; the horizontal lines are {', '.join(lines)}" if lines else "")
+                   + ("; red: what the claims say (a cross: the lesson's number at that step)" if drawn else "")
+                   + ".")
 
 
 @dataclass
@@ -157,9 +166,12 @@ class Final(Kind):
                            for s, x in zip(er.rows(v)["seed"], er.rows(v).get(f"metrics.{k}", []))
                            if x is not None and not pd.isna(x)])
         if len(df):
-            ctx.figure(self.name, plot("finals", df, f"{er.exercise.title}: final values"),
-                       "Final value per variant: the mean over seeds with its 95% t-interval (none with one seed), "
-                       "and each seed.")
+            drawn = ctx.marks(keys, {k: k for k in keys})
+            ctx.figure(self.name, plot("finals", df, f"{er.exercise.title}: final values", drawn),
+                       "Final value per variant, one panel per metric: each seed a dot, the mean over seeds with its "
+                       "95% t-interval (none with one seed) beside them"
+                       + ("; red: what the claims say (a bar: the lesson's number; shaded: the band a check asks "
+                          "for; a triangle: the edge of a one-sided one)." if drawn else "."))
         _final_table(ctx, er.variants, keys)
 
 
@@ -191,9 +203,12 @@ class Sweep(Kind):
                                      **{k: _number(er.param(v, k)) for k in swept}})
         if rows:
             ylabel = self.ylabel or (label(keys[0]) if len(keys) == 1 else "value")
-            ctx.figure(self.name, plot("sweep", pd.DataFrame(rows), swept, er.exercise.title, ylabel, self.percent),
-                       f"Final {', '.join(keys)} against each swept value ({', '.join(swept)}): the mean over seeds "
-                       f"with its 95% t-interval (none with one seed), and each seed as a dot.")
+            drawn = ctx.marks(keys)
+            ctx.figure(self.name, plot("sweep", pd.DataFrame(rows), swept, er.exercise.title, ylabel, self.percent,
+                                       drawn),
+                       f"Final {', '.join(keys)} against each swept value ({', '.join(swept)}): each seed a dot, the "
+                       f"mean over seeds with its 95% t-interval (none with one seed)"
+                       + ("; red: what the claims say." if drawn else "."))
         _final_table(ctx, er.variants, keys, swept)
 
 
@@ -254,7 +269,8 @@ class Attention(Kind):
 
 @dataclass
 class ByPosition(Kind):
-    """The loss at each position of the window, one line per variant, mean over seeds."""
+    """The loss at each position of the window, one line per variant, mean over seeds; at the positions the
+    exercise's claims compare, each seed as a dot."""
     name: ClassVar[str] = "by_position"
     metric: str = "val_loss_at_position"
 
@@ -267,11 +283,17 @@ class ByPosition(Kind):
         df = pd.concat([p for p in parts if len(p)] or [pd.DataFrame()], ignore_index=True)
         if not len(df):
             return ctx.doc.p(f"No {self.metric} was logged.")
-        ctx.figure(self.name, plot("lines", df, "step", "variant", f"{label(self.metric)} by position in the window",
-                                   "position in the window (characters of context before it)", label(self.metric)),
-                   "Loss of the prediction at each position of the window, mean over seeds: a position sees that "
-                   "many characters before it, so the curve shows what more context buys, and where a short "
-                   "context stops.")
+        compared = {(v, step) for c in er.exercise.claims for expr in (c.check, c.ours) if expr
+                    for v, key, step in terms(tree(expr).body) if key == self.metric and step is not None}
+        points = df[[(v, s) in compared for v, s in zip(df["variant"], df["step"])]]
+        what = label(self.metric)
+        ctx.figure(self.name, plot("by_position", df, points, f"{er.exercise.title}: {what} by position in the window",
+                                   "position in the window (characters of context before it)", what),
+                   "Loss of the prediction at each position of the window, one line per context: the mean over seeds "
+                   "with a ± 1 std band. A position sees that many characters before it, so the curve shows what more "
+                   "context buys, and where a short context stops"
+                   + ("; at the positions the claims compare, each seed is a dot beside the mean and its 95% "
+                      "interval." if len(points) else "."))
 
 
 @dataclass

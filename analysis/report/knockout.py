@@ -4,15 +4,15 @@ Head order is arbitrary: seed 2's head 3 need not do what seed 1's head 3 does. 
 by type (their strongest statistic, lm.knockout.table.TYPES) within a block; two heads of one type in a block are
 told apart by rank (the higher score first). Each matched head's loss increase is the mean over the seeds that have it,
 with a 95% t-interval. What the lessons imply about the knock-outs are claims in experiments/*.yaml, judged in the
-report's verdict table (analysis/verdicts/claims_table.py): this section shows those rows, and judges nothing itself.
+report's verdict table and shown with the exercise's other claims: this judges nothing itself. Each exercise's
+knock-out sits in its own section (`exercise`), the method once after the exercises (`method`).
 """
 import math
 
 import numpy as np
 import pandas as pd
 
-from analysis import verdicts
-from analysis.report.document import Doc
+from analysis.report.document import Doc, figure_file
 from analysis.report.painter import plot
 from analysis.store_reading.reader import ExerciseRuns
 from analysis.verdicts import stats
@@ -87,9 +87,38 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return out.assign(_p=out["part"].map(order)).sort_values(["block", "_p", "_effect"], ascending=[True, True, False])
 
 
-def section(doc: Doc, runs: dict[str, ExerciseRuns], heads: dict[str, pd.DataFrame], table: verdicts.Table) -> None:
-    """heads: each run's heads.csv table, by run id; table: the report's verdicts, whose knock-out rows it shows."""
-    doc.h(2, TITLE)
+def exercise(doc: Doc, er: ExerciseRuns, heads: dict[str, pd.DataFrame]) -> bool:
+    """The exercise's knock-out, inside its section: the heatmap and, folded, the numbers; heads: each run's
+    heads.csv table, by run id. Whether it had any to show."""
+    if er.exercise.init_from:
+        return False  # the same models as the exercise it samples
+    er.reader.prefetch(artifacts=[(r, "knockout.csv") for r in er.finished["run_id"]])
+    tables = {}
+    for v in er.variants:
+        df = matched(er, v, heads)
+        if len(df):
+            tables[v] = summary(df)
+    if not tables:
+        return False
+    name = er.exercise.name
+    doc.h(3, f"{TITLE} ({name})", anchor=f"knockout-{figure_file(name)}")
+    doc.figure(f"{name}_knockout", plot("knockout", tables, f"{er.exercise.title}: loss increase per head"),
+               "Increase in validation loss when each head is replaced by its mean, mean over seeds; each "
+               "panel is a variant, each row a block, each cell a head type matched across seeds (labelled with its "
+               f"type and rank), so a block can have more cells than heads. How it is measured: [{TITLE}](#{ANCHOR}).")
+    doc.table(pd.concat([t.assign(variant=v) for v, t in tables.items()], ignore_index=True)
+              [["variant", "block", "head (matched by type)", "heads, per seed", "seeds", "type score",
+                "knock-out, mean ablation (95% CI)", "zero ablation"]],
+              fold="The knock-outs' numbers: each matched head's loss increase over seeds, with its 95% interval")
+    return True
+
+
+ANCHOR = "knockout"
+
+
+def method(doc: Doc, runs: dict[str, ExerciseRuns], shown: list[str]) -> None:
+    """How the knock-out is measured, once, after the exercises; shown: the exercises whose sections hold one."""
+    doc.h(2, TITLE, anchor=ANCHOR)
     doc.p(f"Each head is knocked out alone, on the first {WINDOWS} windows of the fixed validation set: its output "
           f"(its slice of the input to the attention's output projection) is replaced by its mean over those windows "
           f"and positions (mean ablation), or by zero. The number is the increase in validation loss, in nats per "
@@ -97,39 +126,14 @@ def section(doc: Doc, runs: dict[str, ExerciseRuns], heads: dict[str, pd.DataFra
           f"seeds by type, their strongest statistic (previous, two back, itself, duplicate, induction, word start), "
           f"ranked within a block when a type repeats (#2); the interval is a 95% t-interval over the seeds that "
           f"have the head. A heatmap's cells are these matched heads, not head indices: where the seeds' heads differ "
-          f"in type, a block shows more cells than it has heads. make heads RUN=<run id> prints one run's table, by "
-          f"head index.")
-    exercises_done = 0
-    for name, er in runs.items():
-        if er.exercise.init_from:
-            continue  # the same models as the exercise it samples
-        er.reader.prefetch(artifacts=[(r, "knockout.csv") for r in er.finished["run_id"]])
-        tables = {}
-        for v in er.variants:
-            df = matched(er, v, heads)
-            if len(df):
-                tables[v] = summary(df)
-        if not tables:
-            continue
-        exercises_done += 1
-        doc.h(3, f"{er.exercise.title} ({name})")
-        doc.figure(f"{name}_knockout", plot("knockout", tables, f"{er.exercise.title}: loss increase per head"),
-                   "Increase in validation loss when each head is replaced by its mean, mean over seeds; each "
-                   "panel is a variant, each row a block, each cell a head type matched across seeds (labelled with its "
-                   "type and rank), so a block can have more cells than heads.")
-        doc.table(pd.concat([t.assign(variant=v) for v, t in tables.items()], ignore_index=True)
-                  [["variant", "block", "head (matched by type)", "heads, per seed", "seeds", "type score",
-                    "knock-out, mean ablation (95% CI)", "zero ablation"]])
-    if not exercises_done:
+          f"in type, a block shows more cells than it has heads. `make heads RUN=<run id>` prints one run's table, by "
+          f"head index. The claims that read a knock-out are judged in their exercises' claims tables.")
+    if not shown:
         doc.p("Not run: no finished run in this store has a knockout.csv (runs from before knock-out was logged "
-              "get one with make heads EXERCISE=<exercise>).")
+              "get one with `make heads EXERCISE=<exercise>`).")
         return
-    reading = [r.reads("knockout_") for r in table.rows]
-    if any(reading):
-        doc.h(3, "What the lessons imply about them")
-        doc.p("The claims of the exercises' files that read a knock-out, as the claims table judges them.")
-        doc.table(table.frame()[reading][["exercise", "claim", "lessons", "ours", "margin (interval)", "method",
-                                          "seeds", "verdict"]])
+    doc.p("Each exercise's knock-out is in its section: " + ", ".join(
+        f"[{name}](#knockout-{figure_file(name)})" for name in shown) + ".")
     how = nopos_how(runs)
     if how:
         doc.p(f"How the model without positions relies on its heads: {how}")

@@ -207,6 +207,7 @@ class ReportOptions:
     out: str = "reports"
     log: bool = True
     tracking_uri: str | None = None
+    docs: str = ""              # a folder: `make report` writes lesson-claims.md and results.md into it (docs=docs)
 
 
 @dataclasses.dataclass

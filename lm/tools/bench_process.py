@@ -116,21 +116,35 @@ def startup(table, scratch: str, n: int, commands=STARTUP) -> None:
 
 
 def report(table, scratch: str, n: int, quick: bool = False) -> None:
-    """`python -m analysis.report` on the store `make report` would read (the quick suite's with quick), a process
-    each, median of n; it writes to the scratch folder and logs nothing, so the store is left as it was."""
+    """`python -m analysis.report` on the store `make report` would read (the quick suite's with quick), beside a
+    bare read of the same runs (`python -m analysis.report.bare_read`: the same runs found and every history and
+    artifact the report reads fetched, nothing judged or drawn), each a process, in pairs (report, read, report,
+    read: each pair under the same load), the median of n; the report writes to the scratch folder and logs nothing,
+    so the store is left as it was."""
     what = "the quick suite's" if quick else "the full suite's"
     uri = resolve_uri(None)
-    args = ["-m", "analysis.report", f"out={os.path.join(scratch, 'report')}", "log=false", f"quick={quick}"]
-    table.section(f"`make report` on {redact(uri)}, {what} runs, a process each, median of {n}, "
-                  f"logging itself left out")
-    runs = [timed(args, os.environ) for _ in range(n)]
-    if any(r.code == 1 for r in runs):  # the report's status for a store with nothing to report
-        table.add("python -m analysis.report", "no runs", f"run `make ablations{'-quick' if quick else ''}` first")
-        return
-    if any(r.code for r in runs):
-        raise RuntimeError(f"python {' '.join(args)} exited {max(r.code for r in runs)}")
-    s = statistics.median(r.seconds for r in runs)
-    table.add("python -m analysis.report", f"{s:.1f} s", "target ≤ 10 s on the full 3-seed store")
+    options = ["log=false", f"quick={quick}"]
+    args = ["-m", "analysis.report", f"out={os.path.join(scratch, 'report')}", *options]
+    table.section(f"`make report` on {redact(uri)}, {what} runs, beside a bare read of the same runs, a process each, "
+                  f"in pairs, median of {n}, logging itself left out; load average {load()}")
+    runs, reads = [], []
+    for _ in range(n):
+        runs.append(timed(args, os.environ))
+        reads.append(timed(["-m", "analysis.report.bare_read", *options], os.environ))
+        if runs[-1].code == 1:  # the report's status for a store with nothing to report
+            table.add("python -m analysis.report", "no runs", f"run `make ablations{'-quick' if quick else ''}` first")
+            return
+    for command, done in (("python -m analysis.report", runs), ("python -m analysis.report.bare_read", reads)):
+        if any(r.code for r in done):
+            raise RuntimeError(f"{command} exited {max(r.code for r in done)}")
+    read = json.loads(reads[-1].out.splitlines()[-1])
+    s, floor = statistics.median(r.seconds for r in runs), statistics.median(r.seconds for r in reads)
+    table.add("python -m analysis.report", f"{s:.1f} s", f"target ≤ 10 s on the full 3-seed store; "
+                                                           f"{read['runs']} runs")
+    table.add("  a bare read of the same runs", f"{floor:.1f} s",
+              f"{read['histories']} histories, {read['artifacts']} artifacts")
+    table.add("  the report against the bare read", f"{s / floor:.1f}×", "the report's own work: judging, drawing, "
+                                                                          "writing")
 
 
 def spread(ratios: list[float]) -> str:

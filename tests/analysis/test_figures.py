@@ -52,3 +52,36 @@ def test_the_report_s_own_process_imports_neither_matplotlib_nor_torch():
             "print(sorted(m for m in ('matplotlib', 'seaborn', 'torch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_small_multiples_wrap_within_the_page_and_show_every_seed():
+    """sqrtd's seven final values: panels in rows no wider than the page (once a 5,400-pixel strip), each with
+    every seed as a dot beside the mean, and the lesson's number as a red line where a claim gives one."""
+    from analysis.report import figures
+
+    variants = ["scaled", "unscaled", "scaled_d64", "unscaled_d64", "unscaled_d128"]
+    metrics = [f"metric_{k}" for k in range(7)]
+    df = pd.DataFrame([{"variant": v, "metric": m, "seed": s, "value": i + 0.1 * s}
+                       for i, v in enumerate(variants) for m in metrics for s in (1, 2, 3)])
+    mark = {"variant": "unscaled", "key": "metric_0", "metric": "metric_0", "step": None, "low": 4.0, "high": 4.0,
+            "text": "the lesson: 4", "lesson": True}
+    fig = figures.finals(df, "seven metrics", [mark])
+    width, _ = fig.get_size_inches()
+    panels = [ax for ax in fig.axes if ax.get_visible() and ax.axison]
+    assert width <= figures.MAX_WIDTH and len(panels) == 7
+    assert len({round(ax.get_position().y0, 3) for ax in panels}) >= 2   # wrapped into rows
+    for ax in panels:
+        seeds = [c for c in ax.collections if c.get_label() == "each seed"]
+        assert sum(len(c.get_offsets()) for c in seeds) == len(variants) * 3
+    red = [ln for ln in panels[0].lines if ln.get_label() == "the lesson's number"]
+    assert len(red) == 1 and list(red[0].get_ydata()) == [4.0, 4.0]
+    assert not [ln for ln in panels[1].lines if ln.get_label() == "the lesson's number"]
+    figures.plt.close(fig)
+
+
+def test_a_figure_wider_than_the_page_is_an_error(tmp_path):
+    from analysis.report import figures
+
+    fig = figures.plt.figure(figsize=(figures.MAX_WIDTH + 1, 3))
+    with pytest.raises(ValueError, match="wider than the page"):
+        figures.save(fig, tmp_path / "wide.png")

@@ -39,9 +39,10 @@ def test_a_grid_sweep_draws_each_param_against_the_others():
     fig = figures.sweep(df, ["model.n_head", "model.n_layer"], "grid", "validation loss")
     by_head, by_layer = fig.axes[:2]
     assert by_head.get_xlabel() == "model.n_head" and by_layer.get_xlabel() == "model.n_layer"
-    assert [t.get_text() for t in by_head.get_legend().get_texts()] == ["model.n_layer=2", "model.n_layer=4"]
-    assert [t.get_text() for t in by_layer.get_legend().get_texts()] == ["model.n_head=1", "model.n_head=2",
-                                                                          "model.n_head=4"]
+    assert [t.get_text() for t in by_head.get_legend().get_texts()] == ["each seed", "model.n_layer=2",
+                                                                         "model.n_layer=4"]
+    assert [t.get_text() for t in by_layer.get_legend().get_texts()] == ["each seed", "model.n_head=1",
+                                                                          "model.n_head=2", "model.n_head=4"]
     # Each line's points are the means over seeds, at each swept value.
     xs, ys = by_head.lines[0].get_data()
     assert list(xs) == [1, 2, 4] and ys[0] == pytest.approx(3 - 0.1 - 0.4 + 0.02)

@@ -66,9 +66,9 @@ def entries(ex: Exercise) -> list[Kind]:
 
 
 def render(ctx: Context, parts: list[Kind]) -> None:
-    """The exercise's section: its title, then each entry in order; 'Not run' when nothing of it finished."""
+    """The exercise's pictures: each entry in order; 'Not run' when nothing of it finished. The frame puts them
+    under the exercise's title and its claims."""
     ex = ctx.er.exercise
-    ctx.doc.h(2, ex.title)
     if not ctx.er.variants:
         return ctx.doc.p(f"Not run: the {ex.name} exercise has no finished run in this store.")
     for part in parts:

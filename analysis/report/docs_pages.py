@@ -1,0 +1,173 @@
+"""docs/lesson-claims.md and docs/results.md, generated, never written by hand.
+
+    lesson-claims.md  every claim of experiments/*.yaml, from the YAML alone: by lesson, the lesson's words verbatim
+                      and the check our runs are held to; ours (`source: ours`) apart, each with why it is ours.
+                      `python -m analysis.report.docs_pages` writes it (no store needed), and
+                      tests/analysis/test_docs_pages.py fails when the checked-in page differs from the YAML's.
+    results.md        a run's verdicts, from the report's own table: its store, date and machine, the counts (the
+                      lessons' and ours apart), each claim not reproduced and why, every claim's verdict, each
+                      exercise's runs, seeds and times. `make report ARGS="docs=docs"` after a full `make ablations`
+                      writes it, and lesson-claims.md beside it.
+
+The counts are outcomes.counts', the lines on claims not reproduced verdict_grid.why's: the report's first screen and
+these pages say the same thing from one computation.
+"""
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import verdicts
+from analysis.report import environments, outcomes, verdict_grid
+from analysis.store_reading.reader import ExerciseRuns
+from analysis.verdicts.decision import Outcome
+from lm.spec import exercises
+from lm.spec.exercises import Claim, ClaimKind, Exercise, Source
+from lm.tracking.store_check import redact
+
+COMMAND = 'make report ARGS="docs=docs"'
+CLAIMS_COMMAND = "python -m analysis.report.docs_pages"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def lesson_of(text: str) -> str:
+    """The lesson an exercise belongs to, from its `lesson:` description ("000, Go further: ..."): "000", or "none"."""
+    found = re.match(r"\s*(\d{3})", text or "")
+    return found[1] if found else "none"
+
+
+def our_check(claim: Claim) -> str:
+    """What our runs are held to, in the YAML's own terms."""
+    if claim.kind == ClaimKind.VALUE:
+        return f"`{claim.ours}` against {claim.value:g}, as one draw"
+    if claim.kind == ClaimKind.QUESTION:
+        return f"the variant with the {'least' if claim.best == 'min' else 'largest'} `{claim.answer}`"
+    if claim.check:
+        return f"`{claim.check}`" + (" (a finding: an interval, no verdict)" if claim.finding else "")
+    if claim.kind == ClaimKind.PREDICTION:
+        return f"`{claim.ours}`, a prediction: worked out before running, shown, not judged"
+    return f"`{claim.ours}`, shown" if claim.ours else "-"
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(columns: list[str], rows: list[list]) -> list[str]:
+    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns),
+            *("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows)]
+
+
+def lesson_claims(found: dict[str, Exercise]) -> str:
+    """docs/lesson-claims.md from the exercises' YAML alone: each lesson's claims (its words, verbatim, and our
+    check), then ours, each with why."""
+    lines = [f"*Written by `{CLAIMS_COMMAND}` from `experiments/*.yaml`; do not edit by hand: change the YAML and run "
+             f"it again (`tests/analysis/test_docs_pages.py` fails until the page matches the YAML).*", "",
+             "# The lessons' claims: where each is checked", "",
+             "Every claim of `experiments/*.yaml`, numbered as in its exercise's section of the report: the lesson's "
+             "words (verbatim; `tests/suite/test_quotes.py` checks each against the lessons) and the check our runs "
+             "are held to. Thresholds come from the lesson's text; where the lesson gives none, the YAML's comment "
+             "says \"project choice\" and why. Claims that are our own inference (`source: ours`) are listed apart, "
+             "each with why, and counted apart. How a verdict is reached: [claims.md](claims.md); the verdicts of "
+             "the last full run: [results.md](results.md).", ""]
+    by_lesson: dict[str, list] = {}
+    ours = []
+    for name, ex in found.items():
+        for index, claim in enumerate(ex.claims, start=1):
+            if claim.source == Source.OURS:
+                ours.append([name, index, claim.text, claim.why or "-", our_check(claim)])
+            else:
+                by_lesson.setdefault(lesson_of(ex.lesson), []).append(
+                    [name, index, claim.text, f"“{claim.lesson}”" if claim.lesson else "-",
+                     our_check(claim)])
+    counted = sum(map(len, by_lesson.values()))
+    lines += [f"**The lessons' claims**: {counted}; **ours**: {len(ours)}.", ""]
+    for lesson in sorted(by_lesson):
+        lines += [f"## Lesson {lesson}" if lesson != "none" else "## No lesson", "",
+                  *_table(["exercise", "#", "claim", "the lesson's words", "our check"], by_lesson[lesson]), ""]
+    lines += ["## Ours", "", "Inferences of ours from the lessons, or comparisons no lesson makes: judged like the "
+              "lessons' claims, counted apart.", ""]
+    lines += _table(["exercise", "#", "claim", "why it is ours", "our check"], ours) if ours else ["None."]
+    return "\n".join(lines) + "\n"
+
+
+def _first_line(store: str, quick: bool) -> str:
+    which = "the quick suite's runs" if quick else "the last full run"
+    return (f"*Written by `{COMMAND}` from {which} ({store}); do not edit by hand: run the suite and `{COMMAND}` "
+            f"again.*")
+
+
+def results(table: verdicts.Table, runs: dict[str, ExerciseRuns], store: str, quick: bool) -> str:
+    """docs/results.md: the run, the counts, what was not reproduced and why, and each exercise's runs and times."""
+    finished = pd.concat([er.finished.assign(exercise=name) for name, er in runs.items() if len(er.finished)],
+                         ignore_index=True)
+    env = environments.table(runs)
+    machine = "; ".join(sorted({f"{r['env.device']}, {r['env.threads']} thread(s) a run, torch {r['env.torch']}"
+                                for r in env.dropna(subset=["env.device"]).to_dict("records")})) or "not recorded"
+    ended = pd.to_datetime(finished["end_time"]).max() if len(finished) else None
+    counts = outcomes.counts(table)
+    lines = [_first_line(store, quick), "", "# The last full run" if not quick else "# The quick suite's run", "",
+             f"- **Store**: {store}, {len(finished)} finished runs of {len(runs)} exercises.",
+             f"- **Date**: the last run ended {ended:%Y-%m-%d %H:%M} UTC." if ended is not None else
+             "- **Date**: no finished run.",
+             f"- **Machine**: {machine}.", "",
+             "## The counts", "",
+             f"- **The lessons' claims** ({sum(counts[Source.LESSON].values())}): "
+             f"{outcomes.summary(counts[Source.LESSON])}.",
+             f"- **Ours** ({sum(counts[Source.OURS].values())}): {outcomes.summary(counts[Source.OURS])}.", "",
+             "## Not reproduced, and why", ""]
+    failed = [r for r in table.rows if outcomes.outcome(r) == Outcome.NOT_REPRODUCED and outcomes.counted(r)]
+    lines += [f"- {r.exercise} #{r.index}, *{r.verdict.text}*{' (ours)' if r.claim.source == Source.OURS else ''}: "
+              f"{verdict_grid.why(r)}" for r in failed] or ["None."]
+    lines += ["", "## Every claim's verdict", "",
+              "Each claim's words and check: [lesson-claims.md](lesson-claims.md), by exercise and number.", "",
+              *_table(["exercise", "#", "claim", "ours", "margin (interval)", "seeds", "verdict"],
+                      [[r.exercise, r.index, r.verdict.text + (" (ours)" if r.claim.source == Source.OURS else ""),
+                        r.verdict.ours or "-", r.verdict.interval or "-", r.verdict.seeds or "-",
+                        r.verdict.label or "-"] for r in table.rows])]
+    lines += ["", "## Each exercise", "",
+              "Training seconds: the sum over its finished runs of each run's own training time (validation left "
+              "out; a copied run counts the run it copies); wall: from its first run's start to its last run's end, "
+              "other exercises' runs interleaved.", ""]
+    rows = []
+    for name, er in runs.items():
+        f = er.finished
+        seeds = f.groupby("variant")["seed"].nunique() if len(f) else pd.Series(dtype=int)
+        train = pd.to_numeric(f.get("metrics.train_time_s", pd.Series(dtype=float)), errors="coerce").sum()
+        wall = (pd.to_datetime(f["end_time"]).max() - pd.to_datetime(f["start_time"]).min()).total_seconds() \
+            if len(f) else float("nan")
+        rows.append([name, len(f), f"{seeds.min()}–{seeds.max()}" if len(seeds) and seeds.min() != seeds.max()
+                     else (str(seeds.min()) if len(seeds) else "-"),
+                     f"{train:,.0f} s" if train else "-", f"{wall / 60:.1f} min" if wall == wall else "-",
+                     outcomes.summary(dict(sum((Counter(c) for c in outcomes.counts(table, name).values()),
+                                               Counter())))])
+    lines += _table(["exercise", "finished runs", "seeds a variant", "training seconds", "wall", "verdicts"], rows)
+    return "\n".join(lines) + "\n"
+
+
+def write(folder: Path, table: verdicts.Table, runs: dict[str, ExerciseRuns], uri: str, quick: bool) -> list[Path]:
+    """Both pages into folder: lesson-claims.md from the YAML, results.md from the table; returns their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    pages = {"lesson-claims.md": lesson_claims(exercises.load_all()),
+             "results.md": results(table, runs, redact(uri), quick)}
+    for name, text in pages.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return [folder / name for name in pages]
+
+
+def main(argv: list[str]) -> int:
+    """docs/lesson-claims.md (or the folder given) from experiments/*.yaml."""
+    folder = Path(argv[0]) if argv else DOCS
+    if not folder.is_dir():
+        print(f"error: {folder} is not a folder", file=sys.stderr)
+        return 2
+    path = folder / "lesson-claims.md"
+    path.write_text(lesson_claims(exercises.load_all()), encoding="utf-8")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -26,8 +26,6 @@ COMMANDS = {
         "tests/reliability/test_make_text.py::test_args_words_group_with_quotes_and_keep_their_backslashes",
         "tests/reliability/test_make_text.py::test_make_sample_starts_from_the_prompt_as_typed_with_its_escapes",
         "tests/data/test_own_corpus.py::test_the_samples_speak_the_text_s_characters"),
-    "python -m lm.commands.sample prompt='ROMEO:\\nJULIET:\\n'": (
-        "tests/reliability/test_make_text.py::test_python_m_lm_sample_decodes_the_same_escapes",),
     'make train ARGS="model.n_embd=65"': (
         "tests/reliability/test_bad_input.py::test_bad_input_is_refused_clearly_before_any_work"
         "[n_embd=65 with n_head=4]",
@@ -52,12 +50,6 @@ COMMANDS = {
     'make sweep ARGS="model.n_head=1,2,4,8 model.n_layer=2,4" SEEDS=3': (
         "tests/suite/test_sweep.py::test_make_sweep_passes_seeds_and_the_grid_to_python_m_lm_train",
         "tests/suite/test_sweep.py::test_a_sweep_trains_its_grid_into_mlflow_once"),
-    "python -m lm.commands.train -m --cfg model.n_head=1,2 sweep.name=heads": (
-        "tests/suite/test_sweep.py::test_cfg_prints_the_sweeps_exercise_and_its_runs_and_touches_nothing",),
-    'TINYGPT_STORE=mlruns-mine make ablations-quick ABLATIONS=baseline,heads ARGS="data=text data.path=my.txt"': (
-        "tests/data/test_own_corpus.py::test_the_vocabulary_and_hash_come_from_the_file",),
-    'TINYGPT_STORE=mlruns-mine make report ARGS="quick=true"': (
-        "tests/data/test_own_corpus.py::test_the_report_reads_the_lessons_claims_as_not_applicable",),
     "make ui": (
         "tests/scaleout/test_ui_cli.py::test_it_binds_loopback_and_serves_the_artifacts",
         "tests/scaleout/test_ui_runs.py::test_make_ui_prints_each_exercises_runs_link"),
@@ -66,28 +58,24 @@ COMMANDS = {
     "\"import mlflow; m = mlflow.pytorch.load_model('runs:/RUN_ID/model'); print(m)\"": (
         "tests/scaleout/test_ui_runs.py::test_the_readmes_load_model_command_gives_a_graph_of_the_gpt",),
     'make report ARGS="quick=true"': ("tests/analysis/test_report.py::test_every_section_and_figure",),
+    'make report ARGS="docs=docs"': ("tests/analysis/test_report.py::test_the_docs_pages_are_the_reports_table",),
+    "make calibrate": (
+        "tests/analysis/test_calibration.py::test_make_calibrate_answers_a_mistake_in_one_line_and_prints_the_rates",),
+    'make test ARGS="tests/model"': (f"{THIS}::test_every_test_the_table_names_is_collected_by_make_test",),
     'make export ARGS="quick=true"': ("tests/analysis/test_runs.py::test_make_export_writes_parquet_and_csv",),
-    "make heads RUN=<run id>": (
-        "tests/training/test_run.py::test_make_heads_prints_the_head_table_of_a_finished_run",),
-    'make heads EXERCISE=heads ARGS="quick=true force=true"': (
-        "tests/analysis/test_knockout.py::test_make_heads_for_a_whole_exercise_logs_every_finished_run",),
     "MLFLOW_TRACKING_URI=http://mlflow.internal:5000 make ablations": (
         "tests/scaleout/test_mlflow_server.py::test_the_suite_logs_runs_metrics_and_artifacts_to_the_server",),
     'make ablations ARGS="launcher=slurm"': (
         "tests/slurm/test_slurm.py::test_the_quick_suite_on_slurm_finishes_every_run_with_the_local_launchers_numbers",),
-    'make ablations ARGS="launcher=submitit_local"': (
-        "tests/scaleout/test_submitit_launcher.py::test_each_run_is_a_submitit_job",),
     "make gpu-check": (
         "tests/scaleout/test_gpu_check.py::test_make_gpu_check_on_the_cpu_runs_every_step_at_toy_size_into_one_table",),
     'make gpu-check ARGS="quick=true runtime.accelerator=cpu"': (
         "tests/scaleout/test_gpu_check.py::test_make_gpu_check_on_the_cpu_runs_every_step_at_toy_size_into_one_table",),
     'make bench ARGS="quick=true only=sample,startup"': (
         "tests/speed/test_make_bench.py::test_make_bench_quick_prints_the_sampling_and_start_up_rows_with_their_targets",),
-    "tests/server/pgserver.sh start": (
-        "tests/server/test_team_server.py::test_the_quick_suite_and_the_report_run_on_the_team_server_with_the_login_in_the_environment",
-        "tests/server/test_team_server.py::test_the_server_stopped_for_20_s_in_the_middle_of_a_run_leaves_it_finished_with_every_point_once"),
 }
-# Blocks that hold no command lines: files (run by their own tests: wider.yaml, the notebook) and printed output.
+# Blocks that hold no command lines: files and code (run by their own tests: wider.yaml in test_own_exercise.py, the
+# notebook in test_runs.py, the suite's call as tests/suite/test_api.py makes it) and printed output.
 NOT_COMMANDS = {"yaml", "python", "text"}
 
 

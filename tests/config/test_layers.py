@@ -1,4 +1,4 @@
-"""The layers of lm/ and analysis/, as pyproject.toml's import-linter contracts declare them (README, "Layout"), and
+"""The layers of lm/ and analysis/, as pyproject.toml's import-linter contracts declare them (docs/layout.md), and
 each contract shown to bite."""
 import ast
 import os

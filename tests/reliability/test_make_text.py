@@ -101,7 +101,7 @@ def test_make_sample_starts_from_the_prompt_as_typed_with_its_escapes(tmp_path):
 
 
 def test_python_m_lm_sample_decodes_the_same_escapes(tmp_path, capsys):
-    """The README's `python -m lm.commands.sample prompt='ROMEO:\\nJULIET:\\n'`, and \\t, \\\\ and a stray backslash."""
+    """docs/options.md's `python -m lm.commands.sample prompt='ROMEO:\\nJULIET:\\n'`, and \\t, \\\\ and a stray backslash."""
     from lm.commands import sample as sample_command
     from lm.model import sample
 

@@ -8,6 +8,7 @@ in place, from its last checkpoint. A run that diverged stays FAILED, with its r
 """
 import fcntl
 import hashlib
+import re
 import signal
 import sys
 import time
@@ -256,7 +257,13 @@ def parent_params(ex: Exercise) -> dict[str, str]:
     """The exercise's definition, as its parent run's params: each variant's overrides, and what every run shares."""
     shared = {"lesson": ex.lesson, "steps": str(ex.steps or "the recipe's"),
               "overrides": " ".join(ex.overrides) or "none", **({"init_from": ex.init_from} if ex.init_from else {})}
-    return {**shared, **{f"variant.{v}": " ".join(o) or "the base" for v, o in ex.variants.items()}}
+    return {**shared, **{f"variant.{param_name(v)}": " ".join(o) or "the base" for v, o in ex.variants.items()}}
+
+
+def param_name(variant: str) -> str:
+    """A variant's name as MLflow takes a param's key (alphanumerics, _ - . space : /): a sweep's variant,
+    'n_head=1,n_layer=2', becomes 'n_head:1_n_layer:2'."""
+    return re.sub(r"[^\w\-. :/]", "_", variant.replace("=", ":"))
 
 
 def attach(store, chosen: list[Exercise], jobs: list[Job], prefix: str, listed: dict | None = None,

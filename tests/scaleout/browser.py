@@ -175,13 +175,16 @@ def check_charts(seen: Seen, ex: exercises.Exercise, panel, logged: set[str] | N
     assert f"viewStateShareKey={views.key_of(panel)}" in where and "compareRunsMode=CHART" in where, where
     no_genai_and_no_assistant(seen)
     expected = expected_titles(ex, panel, logged)
-    # one with no value in any run is left out (hideEmptyCharts)
-    assert seen.charts[:1] == expected[:1] and seen.charts == [t for t in expected if t in seen.charts], \
+    # one with no value in any run is left out (hideEmptyCharts); after the exercise's own charts, MLflow may show one
+    # for a metric a run logged after the view was drawn (seen once in CI, a microgpt knock-out of the bigger
+    # variant's second block): those are not the comparison, and not checked
+    ours = [t for t in expected if t in seen.charts]
+    assert seen.charts[:1] == expected[:1] and seen.charts[:len(ours)] == ours, \
         f"{where}: charts {seen.charts}, expected {expected}"
-    assert len(seen.charts) >= min(len(expected), 2), f"{where}: charts {seen.charts}, expected {expected}"
+    assert len(ours) >= min(len(expected), 2), f"{where}: charts {seen.charts}, expected {expected}"
     first_screen = [c.title for c in seen.cards[:4] if (c.top + c.bottom) / 2 < HEIGHT]
     assert first_screen == seen.charts[:4], f"{where}: on the first screen only {first_screen} of {seen.charts}"
-    for card in seen.cards:
+    for card in seen.cards[:len(ours)]:
         assert card.groups == set(panel.variants), \
             f"{where}: {card.title}'s legend shows {card.shown} of {card.legend}, not every one of {panel.variants}"
         assert card.bars != 1, f"{where}: {card.title} is a single bar"

@@ -48,14 +48,17 @@ def test_every_experiment_is_tagged_as_model_training(heads):
     assert views.has_view(exp) and views.has_view(exp, views.TABLE_KEY)
 
 
-def test_the_parent_run_carries_each_variants_summary_as_a_tag_and_no_metric_to_chart(heads):
+def test_the_parent_run_carries_each_variants_summary_as_a_tag_and_its_mean_on_its_metrics_panel(heads):
+    """Each variant's summary as a tag, and its mean as the parent's metric (its Metrics panel); the charts views
+    show the seeds' runs alone (their filter), so the parent's metrics make no chart of a single bar."""
     client, *_ = heads
     _, parent, children = parent_and_children(client)
     by_variant = {r.data.tags["variant"]: r.data.metrics for r in children}
     for v in VARIANTS:   # one seed: the mean alone, and the count
         assert parent.data.tags[f"{v}/val_loss"] == f"{aggregates.number(by_variant[v]['val_loss'])} (1 seed)"
         assert parent.data.tags[f"{v}/knockout_head_max"].endswith(" (1 seed)")
-    assert not parent.data.metrics   # each would be a chart of a single bar, the parent's
+        assert parent.data.metrics[f"{v}/val_loss"] == pytest.approx(by_variant[v]["val_loss"])
+    assert parent.info.run_name and "/seed" not in parent.info.run_name   # outside the charts' filter
 
 
 def test_each_run_logs_its_corpus_as_training_and_validation_datasets(heads):
@@ -91,7 +94,7 @@ def test_make_ui_prints_each_exercises_runs_link(heads, monkeypatch, capsys):
     out = capsys.readouterr().out
     exp = MlflowClient(f"sqlite:///{srv.store / 'mlflow.db'}").get_experiment_by_name("quick/heads")
     assert f"quick/heads  http://127.0.0.1:{port}/#/experiments/{exp.experiment_id}/runs?workflowType=" \
-           f"machine_learning&viewStateShareKey={views.TABLE_KEY}" in out
+           f"machine_learning&compareRunsMode=TABLE&viewStateShareKey={views.TABLE_KEY}" in out
     assert f"compareRunsMode=CHART&viewStateShareKey={views.KEY}" in out
     assert "GenAI" not in out
 

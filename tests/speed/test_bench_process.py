@@ -82,7 +82,11 @@ def test_the_report_row_times_the_report_on_the_user_s_store_and_leaves_it_as_it
     table = Rows()
     bench_process.report(table, str(tmp_path), 1, quick=True)
     seconds, note = table.rows["python -m analysis.report"]
-    assert seconds > 0 and note == "target ≤ 10 s on the full 3-seed store"
+    assert seconds > 0 and re.fullmatch(r"target ≤ 10 s on the full 3-seed store; \d+ runs", note)
+    floor, read = table.rows["  a bare read of the same runs"]
+    assert 0 < floor and re.fullmatch(r"\d+ histories, \d+ artifacts", read)
+    ratio, _ = table.rows["  the report against the bare read"]
+    assert ratio > 0
     assert (tmp_path / "report" / "report.md").is_file()
     assert {e.name for e in client.search_experiments()} == before   # no report run logged
 

@@ -118,7 +118,7 @@ def results(table: verdicts.Table, runs: dict[str, ExerciseRuns], store: str, qu
              f"{outcomes.summary(counts[Source.LESSON])}.",
              f"- **Ours** ({sum(counts[Source.OURS].values())}): {outcomes.summary(counts[Source.OURS])}.", "",
              "## Not reproduced, and why", ""]
-    failed = [r for r in table.rows if outcomes.outcome(r) == Outcome.NOT_REPRODUCED and outcomes.counted(r)]
+    failed = [r for r in table.rows if outcomes.outcome(r) == Outcome.NOT_REPRODUCED and r.counted]
     lines += [f"- {r.exercise} #{r.index}, *{r.verdict.text}*{' (ours)' if r.claim.source == Source.OURS else ''}: "
               f"{verdict_grid.why(r)}" for r in failed] or ["None."]
     lines += ["", "## Every claim's verdict", "",

@@ -67,16 +67,10 @@ def outcome(row: verdicts.Row) -> str:
     return str(row.verdict.verdict) if row.verdict.verdict else SHOWN
 
 
-def counted(row: verdicts.Row) -> bool:
-    """Whether the row is a claim the counts count: one the engine judged (as its own counts do), and not the A/A
-    control (the engine's `control` claims, issue 33), which checks the engine itself."""
-    return bool(row.verdict.verdict) and not getattr(row.claim, "control", False)
-
-
 def counts(table: verdicts.Table, exercise: str | None = None) -> dict[Source, dict[str, int]]:
     """Claims per outcome, the lessons' and ours apart, each in the engine's order of outcomes (none left out
     that occurs; those that do not, left out)."""
-    rows = [r for r in (table.rows if exercise is None else table.of(exercise)) if counted(r)]
+    rows = [r for r in (table.rows if exercise is None else table.of(exercise)) if r.counted]
     out = {}
     for source in Source:
         found = Counter(outcome(r) for r in rows if r.claim.source == source)

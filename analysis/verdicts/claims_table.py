@@ -41,6 +41,11 @@ class Row:
         """Whether its verdict rests on a metric whose name starts with prefix."""
         return any(key.startswith(prefix) for _, key, _ in self.numbers)
 
+    @property
+    def counted(self) -> bool:
+        """Whether the counts count it: a claim with a verdict, not the A/A control (which checks the engine)."""
+        return bool(self.verdict.verdict) and not self.verdict.control
+
 
 def read_from(exercise: Exercise) -> set[str]:
     """The other exercises whose runs the exercise's claims read (`baseline:base.…`): a table of this exercise's
@@ -78,7 +83,7 @@ class Table:
         """Claims per verdict, in claims.VERDICTS' order (those with none left out): the table's, or one
         exercise's. The A/A control is not a claim: not counted."""
         rows = self.rows if exercise is None else self.of(exercise)
-        count = Counter(r.verdict.verdict for r in rows if r.verdict.verdict and not r.verdict.control)
+        count = Counter(r.verdict.verdict for r in rows if r.counted)
         return {str(k): count[k] for k in claims.VERDICTS if count[k]}
 
     def summary(self, exercise: str | None = None) -> str:

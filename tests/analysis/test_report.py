@@ -324,11 +324,11 @@ def test_the_docs_pages_are_the_reports_table(quick_report, quick_store):
         line = next(ln for ln in results_page.splitlines() if ln.startswith(f"| {r.exercise} | {r.index} |"))
         assert line.rstrip().endswith(f"| {r.verdict.label or '-'} |"), line
     for source, name in ((Source.LESSON, "The lessons' claims"), (Source.OURS, "Ours")):
-        rows = [r for r in table.rows if r.claim.source == source and outcomes.counted(r)]
+        rows = [r for r in table.rows if r.claim.source == source and r.counted]
         words = ", ".join(f"{n} {k}" for k, n in Counter(str(r.verdict.verdict) for r in rows).items())
         counted = re.search(rf"\*\*{name}\*\* \((\d+)\): (.*)\.", results_page)
         assert int(counted[1]) == len(rows) and sorted(counted[2].split(", ")) == sorted(words.split(", "))
-    failed = [r for r in table.rows if r.verdict.verdict == Outcome.NOT_REPRODUCED and outcomes.counted(r)]
+    failed = [r for r in table.rows if r.verdict.verdict == Outcome.NOT_REPRODUCED and r.counted]
     listed = results_page.split("## Not reproduced, and why\n\n")[1].split("\n\n")[0]
     assert listed == "None." if not failed else len(listed.splitlines()) == len(failed)
     for name in exercises:

@@ -19,6 +19,22 @@ def pytest_configure(config):
                     returncode=2)
 
 
+# The folders whose tests share one thing outside the test session, and so must run one after another in one process:
+# the team server (each test moves the experiment away first), the SLURM node (2 CPUs), the reliability figures file.
+ONE_PROCESS = {"server", "slurm", "reliability"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """The units `make test`'s workers take (pytest-xdist's `--dist loadgroup`): a test file, so that each module's
+    fixtures are made once, or a whole folder of ONE_PROCESS. Before xdist reads the groups (tryfirst)."""
+    tests = ROOT / "tests"
+    for item in items:
+        folder, *_ = item.path.relative_to(tests).parts
+        group = folder if folder in ONE_PROCESS else item.path.relative_to(tests).as_posix()
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 # `make` as a user runs it: the venv's build step taken as done, the test's python as PY.
 MAKE = ["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}"]
 

@@ -10,13 +10,9 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import pytest
-
-from tests.scaleout.helpers import ROOT, chromium
+from tests.scaleout.helpers import ROOT, shared_browser
 
 VIEWPORT = {"width": 1600, "height": 1000}
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
 SCREENS = ROOT / "reports" / "screens"
 
 MEASURE = """() => {
@@ -66,26 +62,23 @@ class Seen:
 def look(report: Path, screens: Path | None = None) -> Seen:
     """Opens the report as a person does, measures the first screen and the page, and saves screenshots: the first
     screen (report.png), a screen at the first exercise's section and the whole page."""
-    exe = chromium()   # a one-line skip without it (a failure with TINYGPT_REQUIRE_BROWSER=1)
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=FLAGS)
-        try:
-            page = browser.new_context(viewport=VIEWPORT).new_page()   # a fresh profile: a new context
-            page.goto(report.resolve().as_uri(), wait_until="load")
-            page.wait_for_function("[...document.images].every(i => i.complete)", timeout=60_000)
-            seen = Seen(**page.evaluate(MEASURE))
-            if screens is not None:
-                screens.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(screens / "report.png"))   # the first screen
-                first = page.locator("h2[id^='ex-']").first
-                if first.count():
-                    first.scroll_into_view_if_needed()
-                    page.evaluate("document.querySelector(\"h2[id^='ex-']\").scrollIntoView()")
-                    page.screenshot(path=str(screens / "first-exercise.png"))
-                page.screenshot(path=str(screens / "whole-page.png"), full_page=True)
-        finally:
-            browser.close()
+    context = shared_browser().new_context(viewport=VIEWPORT)   # a fresh profile: a new context
+    try:
+        page = context.new_page()
+        page.goto(report.resolve().as_uri(), wait_until="load")
+        page.wait_for_function("[...document.images].every(i => i.complete)", timeout=60_000)
+        seen = Seen(**page.evaluate(MEASURE))
+        if screens is not None:
+            screens.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(screens / "report.png"))   # the first screen
+            first = page.locator("h2[id^='ex-']").first
+            if first.count():
+                first.scroll_into_view_if_needed()
+                page.evaluate("document.querySelector(\"h2[id^='ex-']\").scrollIntoView()")
+                page.screenshot(path=str(screens / "first-exercise.png"))
+            page.screenshot(path=str(screens / "whole-page.png"), full_page=True)
+    finally:
+        context.close()
     return seen
 
 

@@ -7,11 +7,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
-import pytest
-
 from lm.spec import exercises
 from lm.tracking import views
-from tests.scaleout.helpers import ARTIFACTS, ROOT, chromium
+from tests.scaleout.helpers import ARTIFACTS, ROOT, shared_browser
 
 CARD = "[data-testid=experiment-view-compare-runs-card]"
 WIDTH, HEIGHT = 1600, 1000
@@ -19,8 +17,6 @@ WIDTH, HEIGHT = 1600, 1000
 PICTURES = ROOT / "docs" if os.environ.get("TINYGPT_SCREENSHOTS") == "docs" else ARTIFACTS
 SCREENS = ROOT / "reports" / "screens"   # ui-<exercise>.png: each landing as a click from the home page shows it
 GENAI = ("Start Demo", "Detect Issues", "Token Usage", "workflowType=genai", "/overview")
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
 # Each chart card as the screen shows it: its title, where it sits, its legend's entries (those inside every box that
 # clips them, and all), and its bars. A legend entry is a swatch (an svg) and its text, outside the plot.
 CARDS_JS = """cards => cards.map(card => {
@@ -89,32 +85,29 @@ def look(url: str, ready: str, picture=None, click: str | None = None, storage: 
     `click` if given, waits for the page (`ready`: a selector on it), saves the first screen as `picture` (a path, or
     a name in PICTURES), and returns what is on the screen; with `cards`, each chart card too, scrolled into view in
     turn (MLflow draws a chart as it comes into view)."""
-    exe = chromium()   # a one-line skip without it (a failure with TINYGPT_REQUIRE_BROWSER=1)
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=FLAGS)
-        try:
-            page = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}).new_page()
-            for key, value in (storage or {}).items():
-                page.add_init_script(f"localStorage.setItem({json.dumps(key)}, {json.dumps(value)})")
-            page.goto(url)
-            if click:
-                page.get_by_role("link", name=click, exact=True).first.click(timeout=60_000)
-            page.wait_for_selector(ready, timeout=90_000)
-            # Then the charts draw, and the assistant opens itself if it does: MLflow's runs page polls for new
-            # runs, so the network never goes quiet to say when.
-            page.wait_for_timeout(4000)
-            if picture:
-                path = picture if not isinstance(picture, str) else PICTURES / picture
-                path.parent.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(path))
-            text = page.inner_text("body")
-            assistant = page.locator("textarea[placeholder^='Ask a question']").count() > 0 \
-                or "Ask questions about your experiments" in text
-            found = every_card(page) if cards else [Card(**c) for c in page.locator(CARD).evaluate_all(CARDS_JS)]
-            seen = Seen(page.url, text, found, assistant)
-        finally:
-            browser.close()
+    context = shared_browser().new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    try:
+        page = context.new_page()
+        for key, value in (storage or {}).items():
+            page.add_init_script(f"localStorage.setItem({json.dumps(key)}, {json.dumps(value)})")
+        page.goto(url)
+        if click:
+            page.get_by_role("link", name=click, exact=True).first.click(timeout=60_000)
+        page.wait_for_selector(ready, timeout=90_000)
+        # Then the charts draw, and the assistant opens itself if it does: MLflow's runs page polls for new
+        # runs, so the network never goes quiet to say when.
+        page.wait_for_timeout(4000)
+        if picture:
+            path = picture if not isinstance(picture, str) else PICTURES / picture
+            path.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(path))
+        text = page.inner_text("body")
+        assistant = page.locator("textarea[placeholder^='Ask a question']").count() > 0 \
+            or "Ask questions about your experiments" in text
+        found = every_card(page) if cards else [Card(**c) for c in page.locator(CARD).evaluate_all(CARDS_JS)]
+        seen = Seen(page.url, text, found, assistant)
+    finally:
+        context.close()
     return seen
 
 

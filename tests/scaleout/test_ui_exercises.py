@@ -44,6 +44,9 @@ def test_each_link_make_ui_prints_opens_on_the_exercises_comparison(served):
     context = seen["quick/context"][1]
     assert context.charts[0] == "val_loss_at_position" and {"ctx16", "ctx64", "ctx128"} == context.cards[0].groups
     assert seen["quick/baseline"][1].charts[0] == "val_loss vs lesson_val_loss"
+    heads = seen["quick/heads"][1]   # the validation curves, then the knock-out costs
+    assert heads.charts[:3] == ["val_loss", "val_loss", "knockout_head_max"]
+    assert all(f"Group: {v}" in heads.text for v in ("h1", "h2", "h4", "h8"))
     assert "n_params vs. val_loss" in seen["quick/scaling"][1].charts
     probes = seen["quick/sqrtd"][2]   # its one-step probes, in a view of their own
     assert probes.cards[0].groups == {"scaled_d64", "unscaled_d64", "unscaled_d128"}

@@ -1,7 +1,8 @@
-"""MLflow's UI as the comparison surface (issues 14, 25), on a real quick store of the heads exercise: every link
-`make ui` prints, its bare address and an experiment clicked there open, in headless Chromium on a fresh profile,
-on the exercise's own comparison (no GenAI page, no assistant panel, no "Unassigned" chart); the parent run carries
-each variant's summary, the runs carry their corpus as datasets and their model in MLflow's PyTorch flavor."""
+"""MLflow's UI as the comparison surface (issues 14, 25), on a real quick store of the heads exercise: `make ui`
+prints each exercise's links, and the browser's check of the assistant panel can fail; the parent run carries each
+variant's summary, the runs carry their corpus as datasets and their model in MLflow's PyTorch flavor. What a person
+sees through every link, the bare address and a click from it is checked on every exercise's quick store
+(test_ui_exercises.py), heads among them."""
 import contextlib
 import io
 
@@ -97,25 +98,6 @@ def test_make_ui_prints_each_exercises_runs_link(heads, monkeypatch, capsys):
            f"machine_learning&compareRunsMode=TABLE&viewStateShareKey={views.TABLE_KEY}" in out
     assert f"compareRunsMode=CHART&viewStateShareKey={views.KEY}" in out
     assert "GenAI" not in out
-
-
-def test_each_printed_link_opens_on_the_exercises_own_comparison(heads):
-    """The links as `make ui` printed them, starting the server: the table with each variant's summary and the runs'
-    training time; the charts led by the validation curves and the knock-out costs."""
-    _, srv, _ = heads
-    seen = browser.check_printed_links(srv.log.read_text(), ["quick/heads"])
-    table, charts = seen["quick/heads"]
-    assert charts.charts[:3] == ["val_loss", "val_loss", "knockout_head_max"]
-    for v in VARIANTS:
-        assert f"Group: {v}" in charts.text
-
-
-def test_the_served_address_opens_on_the_experiments_list_in_model_training_mode(heads):
-    browser.check_home(heads[1].url, ["quick/heads"])
-
-
-def test_an_experiment_clicked_there_opens_on_its_runs(heads):
-    browser.check_default_page(heads[1].url, "quick/heads")
 
 
 def test_the_assistant_check_sees_the_panel_where_mlflows_own_first_visit_opens_it(heads):

@@ -35,6 +35,15 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.xdist_group(group))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_browser_a_module():
+    """The browser tests' Chromium lives as long as the module that started it (tests/scaleout/helpers.py)."""
+    yield
+    from tests.scaleout.helpers import stop_shared_browser
+
+    stop_shared_browser()
+
+
 # `make` as a user runs it: the venv's build step taken as done, the test's python as PY.
 MAKE = ["make", "-s", "-o", ".venv/.installed", f"PY={sys.executable}"]
 

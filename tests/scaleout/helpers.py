@@ -1,5 +1,4 @@
 """Helpers for the scale-out tests: a real `mlflow server` started as `make ui` starts it, and headless Chromium."""
-import atexit
 import os
 import shutil
 import signal
@@ -85,23 +84,31 @@ def chromium() -> str:
 # Playwright's Chromium: headless by default, and no machine-wide services a test has no use for.
 PLAYWRIGHT_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                     "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
-_browser = None
+_playwright = _browser = None
 
 
 def shared_browser():
-    """One Chromium (through Playwright) for the test process, started at its first use and stopped when the process
-    ends. Each look opens a fresh context in it, a new user's profile, for the price of a tab, not of a browser's
-    start; and one process never holds two Playwrights at once."""
-    global _browser
+    """One Chromium (through Playwright) for the test module, started at its first use and stopped when the module
+    ends (tests/conftest.py). Each look opens a fresh context in it, a new user's profile, for the price of a tab, not
+    of a browser's start; and one process never holds two Playwrights at once."""
+    global _playwright, _browser
     if _browser is None:
         exe = chromium()   # a one-line skip without it (a failure with TINYGPT_REQUIRE_BROWSER=1)
         sync_api = pytest.importorskip("playwright.sync_api",
                                        reason="playwright is not installed (pip install playwright)")
-        playwright = sync_api.sync_playwright().start()
-        _browser = playwright.chromium.launch(executable_path=exe, args=PLAYWRIGHT_FLAGS)
-        atexit.register(playwright.stop)
-        atexit.register(_browser.close)   # first: atexit runs last-registered first
+        _playwright = sync_api.sync_playwright().start()
+        _browser = _playwright.chromium.launch(executable_path=exe, args=PLAYWRIGHT_FLAGS)
     return _browser
+
+
+def stop_shared_browser() -> None:
+    """Stops the shared browser and its Playwright, if started. Not to be left to the process's end: while it runs,
+    Playwright's event loop is the thread's running loop, and a later test's asyncio.run() refuses to start (CI)."""
+    global _playwright, _browser
+    if _browser is not None:
+        _browser.close()
+        _playwright.stop()
+        _playwright = _browser = None
 
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -230,18 +230,11 @@ def check_home(base: str, names: list[str]) -> Seen:
     return home
 
 
-def check_landing(base: str, name: str, logged: set[str] | None = None, screen: bool = False) -> Seen:
+def check_landing(base: str, name: str, logged: set[str] | None = None) -> Seen:
     """An experiment clicked in that list, as a person would: it opens on its charts view, as `make ui` prints it
-    (check_charts); screen: the first screen saved as SCREENS/ui-<exercise>.png."""
-    short = name.removeprefix("quick/")
+    (check_charts); its first screen is saved as SCREENS/ui-<exercise>.png."""
     ex = exercise(name)
-    picture = SCREENS / f"ui-{short}.png" if screen else f"ui-default-{short}.png"
-    page = look(base, CARD, picture, click=name, cards=True)
+    page = look(base, CARD, SCREENS / f"ui-{name.removeprefix('quick/')}.png", click=name, cards=True)
     check_charts(page, ex, views.panels(ex)[0], logged)
     assert re.search(r"#/experiments/\d+/runs", page.url), page.url
     return page
-
-
-def check_default_page(base: str, name: str) -> Seen:
-    """An experiment clicked in that list, as a person would: its charts view (check_landing)."""
-    return check_landing(base, name)

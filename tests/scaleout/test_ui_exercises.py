@@ -35,7 +35,7 @@ def served(quick_store, tmp_path_factory):
 @pytest.mark.parametrize("name", NAMES)
 def test_a_click_on_the_exercise_in_mlflows_home_lands_on_its_comparison(served, name):
     srv, logged = served
-    browser.check_landing(srv.url, name, logged[name], screen=True)
+    browser.check_landing(srv.url, name, logged[name])
 
 
 def test_each_link_make_ui_prints_opens_on_the_exercises_comparison(served):

@@ -101,7 +101,8 @@ def test_make_ui_prints_each_exercises_runs_link(heads, monkeypatch, capsys):
 
 
 def test_the_assistant_check_sees_the_panel_where_mlflows_own_first_visit_opens_it(heads):
-    """The check above can fail: with the browser holding MLflow's own first-visit value, the panel opens."""
+    """The assistant check (browser.no_genai_and_no_assistant, on every exercise's views) can fail: with the
+    browser holding MLflow's own first-visit value, the panel opens."""
     _, srv, _ = heads
     seen = browser.look(srv.url, "text=quick/heads", storage={"mlflow.assistant.fab.autoOpenedOnFirstLoad_v1": "false"})
     assert seen.assistant

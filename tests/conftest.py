@@ -67,15 +67,43 @@ def store(tmp_path, monkeypatch):
     return tmp_path / "mlruns"
 
 
-# One store made by the quick suite, shared by every test of the session that reads one (the suite takes ~40 s).
+# One store made by the quick suite for the whole session, by whichever of `make test`'s workers first needs it (the
+# suite takes ~3 min of both cores, once per worker before); each worker reads and changes a copy of its own.
 @pytest.fixture(scope="session")
 def quick_store(tmp_path_factory):
     """The folder of a store holding every exercise of the quick suite (`quick/<exercise>`), one seed each."""
+    import shutil
+
+    from filelock import FileLock
+
     from lm.commands import suite
 
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent   # the session's folder, above each worker's own
+    built = shared / "quick-store"
+    with FileLock(shared / "quick-store.lock"):
+        if not (built / "built").exists():
+            with pytest.MonkeyPatch.context() as mp:
+                mp.delenv("MLFLOW_TRACKING_URI", raising=False)
+                mp.setenv("TINYGPT_STORE", str(built))
+                assert suite.main(["quick=true"]) == 0
+            (built / "built").touch()
     root = tmp_path_factory.mktemp("quick-store")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("MLFLOW_TRACKING_URI", raising=False)
-        mp.setenv("TINYGPT_STORE", str(root))
-        assert suite.main(["quick=true"]) == 0
+    shutil.copytree(built, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.lock*", "built"))
+    moved(root / "mlflow.db", built, root)
     return root
+
+
+def moved(db: Path, old: Path, new: Path) -> None:
+    """A copied store's database pointing at its own artifacts: every text in it that names the old folder (runs',
+    experiments' and models' artifact locations) names the new one."""
+    import sqlite3
+
+    with sqlite3.connect(db) as con:
+        for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+            for column in [c[1] for c in con.execute(f"PRAGMA table_info('{table}')")]:
+                con.execute(f'UPDATE "{table}" SET "{column}" = replace("{column}", ?, ?) '
+                            f'WHERE typeof("{column}") = \'text\' AND instr("{column}", ?) > 0',
+                            (str(old), str(new), str(old)))
+    con.close()

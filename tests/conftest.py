@@ -19,20 +19,44 @@ def pytest_configure(config):
                     returncode=2)
 
 
-# The folders whose tests share one thing outside the test session, and so must run one after another in one process:
-# the team server (each test moves the experiment away first), the SLURM node (2 CPUs), the reliability figures file.
-ONE_PROCESS = {"server", "slurm", "reliability"}
+# The tests that share one thing outside a test file, and so run one after another in one process: a folder (the team
+# server, each test of which moves the experiment away first; the SLURM node of 2 CPUs) or the files that read one
+# session fixture (the reliability stores: the kill loop and two suites at once; a run stopped by a Ctrl-C).
+SHARED = {
+    "server": "server",
+    "slurm": "slurm",
+    "reliability/test_kill.py": "reliability-stores",
+    "reliability/test_determinism.py": "reliability-stores",
+    "reliability/test_concurrency.py": "reliability-stores",
+    "reliability/test_bad_input.py": "reliability-ctrl-c",
+    "reliability/test_resume.py": "reliability-ctrl-c",
+}
+# The longest units, started first so that none is left to one worker at the end while the other has nothing to do
+# (seconds on a worker, clean-clone `.ci/run` of a29a4a4 with `--durations=40`); the rest follow in collection order.
+FIRST = [
+    "reliability-stores",                        # setups of 224, 177 and 60 (the kill loop, two suites at once)
+    "slurm",                                     # a time limit 149, the quick suite 99, a memory limit 90, scancel 66
+    "scaleout/test_ui_exercises.py",             # every landing and printed link in Chromium, 327 and more
+    "speed/test_bench_process.py",               # a whole make train against the plain loop, 211
+    "speed/test_bench_study.py",                 # the bench's quick study, 121
+    "server",                                    # the server stopped for 20 s, 89; the quick suite on it, 39
+]
+
+
+def unit(item) -> str:
+    """The unit a worker takes the test in: its SHARED group, else its file (each module's fixtures made once)."""
+    path = item.path.relative_to(ROOT / "tests").as_posix()
+    return SHARED.get(path.split("/")[0]) or SHARED.get(path) or path
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """The units `make test`'s workers take (pytest-xdist's `--dist loadgroup`): a test file, so that each module's
-    fixtures are made once, or a whole folder of ONE_PROCESS. Before xdist reads the groups (tryfirst)."""
-    tests = ROOT / "tests"
+    """`make test`'s units (pytest-xdist's `--dist loadgroup`), the FIRST ones at the front: xdist hands the units out
+    in the order their first tests come (`--no-loadscope-reorder`). Before xdist reads the groups (tryfirst)."""
     for item in items:
-        folder, *_ = item.path.relative_to(tests).parts
-        group = folder if folder in ONE_PROCESS else item.path.relative_to(tests).as_posix()
-        item.add_marker(pytest.mark.xdist_group(group))
+        item.add_marker(pytest.mark.xdist_group(unit(item)))
+    rank = {name: i for i, name in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(unit(item), len(FIRST)))   # stable: the rest keep their order
 
 
 @pytest.fixture(scope="module", autouse=True)

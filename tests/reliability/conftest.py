@@ -18,11 +18,6 @@ KILLS = [
 ]
 
 
-@pytest.fixture(scope="session", autouse=True)
-def figures():
-    harness.FIGURES.unlink(missing_ok=True)  # this session's figures only
-
-
 @pytest.fixture(scope="session")
 def kill_loop(tmp_path_factory):
     """The quick suite (6 runs) killed at a different point each time it is restarted, then restarted once more."""

@@ -101,10 +101,10 @@ def _sum(d: dict, *keys) -> str:
 
 
 def main() -> int:
-    if not FIGURES.exists():
+    table = rows(json.loads(FIGURES.read_text())) if FIGURES.exists() else []
+    if not table:
         print(f"no figures: {FIGURES} is written by `pytest tests/reliability`", file=sys.stderr)
         return 1
-    table = rows(json.loads(FIGURES.read_text()))
     width = max(len(k) for k, _ in table)
     print("\nreliability figures (tests/reliability, tests/slurm, tests/server; this run):")
     for k, v in table:

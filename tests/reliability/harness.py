@@ -8,14 +8,18 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from filelock import FileLock
 from mlflow.tracking import MlflowClient
 
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "test-artifacts" / "reliability.json"
+# The test session the figures are of: the one id pytest-xdist gives all of a run's workers, or this process's.
+SESSION = os.environ.get("PYTEST_XDIST_TESTRUNUID") or uuid.uuid4().hex
 # The kill loop's suite: three exercises at toy size (one reads another's models), six runs.
 QUICK = ["quick=true", "ablations=[nomask,temperature]"]
 # One run of `lm.commands.train` at toy size: 30 steps, validation every 10.
@@ -225,8 +229,12 @@ def _check_run(client, r, cfg, a: Audit, key, artifacts: bool, checkpoint) -> li
 
 
 def record(section: str, **figures) -> None:
-    """Adds figures to test-artifacts/reliability.json, which `make reliability` prints."""
+    """Adds figures to test-artifacts/reliability.json, which `make reliability` prints: this test session's alone (a
+    file an earlier session left is started afresh), under a lock, since `make test`'s workers share the file."""
     FIGURES.parent.mkdir(parents=True, exist_ok=True)
-    data = json.loads(FIGURES.read_text()) if FIGURES.exists() else {}
-    data.setdefault(section, {}).update(figures)
-    FIGURES.write_text(json.dumps(data, indent=2, sort_keys=True))
+    with FileLock(f"{FIGURES}.lock"):
+        data = json.loads(FIGURES.read_text()) if FIGURES.exists() else {}
+        if data.get("session") != SESSION:
+            data = {"session": SESSION}
+        data.setdefault(section, {}).update(figures)
+        FIGURES.write_text(json.dumps(data, indent=2, sort_keys=True))

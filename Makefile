@@ -79,7 +79,7 @@ ui: $(VENV)/.installed  ## MLflow's UI over the store, on this machine only (POR
 	$(PY) -m lm.commands.makeargs lm.commands.ui host=HOST port=PORT ARGS
 
 test: $(VENV)/.installed
-	$(PY) -m lm.commands.makeargs pytest -q -n auto --dist loadgroup --no-loadscope-reorder ARGS
+	$(PY) -m lm.commands.makeargs pytest -q -n auto --dist loadscope --no-loadscope-reorder ARGS
 
 reliability: $(VENV)/.installed  ## kills, Ctrl-C, two suites at once, determinism, divergence, bad input, safety, SLURM's faults, the team server's restart, login and secrets; prints the figures
 	$(PY) -m lm.commands.makeargs pytest -q tests/reliability tests/slurm tests/server ARGS; status=$$?; $(PY) -m tests.reliability.figures; exit $$status

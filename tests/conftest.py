@@ -32,31 +32,46 @@ SHARED = {
     "reliability/test_resume.py": "reliability-ctrl-c",
 }
 # The longest units, started first so that none is left to one worker at the end while the other has nothing to do
-# (seconds on a worker, clean-clone `.ci/run` of a29a4a4 with `--durations=40`); the rest follow in collection order.
+# (worker-seconds, setups included, clean-clone `.ci/run` of 45564ac with `--durations=0`, 2026-12-03);
+# the rest follow in collection order.
 FIRST = [
-    "reliability-stores",                        # setups of 224, 177 and 60 (the kill loop, two suites at once)
-    "slurm",                                     # a time limit 149, the quick suite 99, a memory limit 90, scancel 66
-    "scaleout/test_ui_exercises.py",             # every landing and printed link in Chromium, 327 and more
-    "speed/test_bench_process.py",               # a whole make train against the plain loop, 211
-    "speed/test_bench_study.py",                 # the bench's quick study, 121
-    "server",                                    # the server stopped for 20 s, 89; the quick suite on it, 39
+    "scaleout/test_ui_exercises.py",   # 630: every landing and printed link of every exercise in Chromium
+    "slurm",                           # 494: a time limit, the quick suite, a memory limit, scancel
+    "reliability-stores",              # 412: the kill loop, two suites at once
+    "speed/test_bench_process.py",     # 244: a whole make train against the plain loop
+    "suite/test_suite.py",             # 163
+    "server",                          # 157: the server stopped for 20 s, the quick suite on it
+    "scaleout/test_mlflow_server.py",  # 157
 ]
 
 
-def unit(item) -> str:
-    """The unit a worker takes the test in: its SHARED group, else its file (each module's fixtures made once)."""
-    path = item.path.relative_to(ROOT / "tests").as_posix()
+def unit(path: str) -> str:
+    """The unit a worker takes a test in, from the test's file (its path from the root): its SHARED group, else the
+    file, so that each module's fixtures are made once."""
+    path = path.removeprefix("tests/")
     return SHARED.get(path.split("/")[0]) or SHARED.get(path) or path
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """`make test`'s units (pytest-xdist's `--dist loadgroup`), the FIRST ones at the front: xdist hands the units out
-    in the order their first tests come (`--no-loadscope-reorder`). Before xdist reads the groups (tryfirst)."""
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(unit(item)))
+    """`make test`'s units in the order its workers are to take them, the FIRST ones at the front."""
     rank = {name: i for i, name in enumerate(FIRST)}
-    items.sort(key=lambda item: rank.get(unit(item), len(FIRST)))   # stable: the rest keep their order
+    items.sort(key=lambda item: rank.get(unit(item.nodeid.split("::")[0]), len(FIRST)))   # stable: the rest keep order
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scheduler by scope, a scope being a test's unit, handed out in collection order
+    (`--no-loadscope-reorder`). Not xdist's `--dist loadgroup`: it names a test's group by rewriting `item._nodeid`,
+    which pytest 9 no longer reads, so every test was a unit of its own and a group's tests went to both workers (the
+    team server's tests at once on one experiment, in the CI run of 2026-12-03)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Units(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit(nodeid.split("::")[0])
+
+    return Units(config, log)
 
 
 @pytest.fixture(scope="module", autouse=True)

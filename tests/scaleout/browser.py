@@ -196,8 +196,8 @@ def check_printed_links(out: str, names: list[str], logged: dict[str, set[str]] 
                         screens: bool = False) -> dict[str, tuple[Seen, ...]]:
     """Each exercise's links as a person sees them: the table with each variant's summary and the runs' training
     time; each charts view led by the exercise's own charts (check_charts), the exercise's own on its first screen.
-    logged: each experiment's metrics;
-    screens: each view of variants charted apart saved in SCREENS too, as ui-<exercise>-apart.png."""
+    logged: each experiment's metrics; screens: each view of variants charted apart saved in SCREENS too, as
+    ui-<exercise>-apart.png."""
     links = printed_links(out)
     seen = {}
     for name in names:

@@ -45,10 +45,10 @@ FIRST = [
 ]
 
 
-def unit(path: str) -> str:
-    """The unit a worker takes a test in, from the test's file (its path from the root): its SHARED group, else the
-    file, so that each module's fixtures are made once."""
-    path = path.removeprefix("tests/")
+def unit(nodeid: str) -> str:
+    """The unit a worker takes a test in, from its node id (its file's path from the root first): its file's SHARED
+    group, else the file, so that each module's fixtures are made once."""
+    path = nodeid.split("::")[0].removeprefix("tests/")
     return SHARED.get(path.split("/")[0]) or SHARED.get(path) or path
 
 
@@ -56,7 +56,7 @@ def unit(path: str) -> str:
 def pytest_collection_modifyitems(config, items):
     """`make test`'s units in the order its workers are to take them, the FIRST ones at the front."""
     rank = {name: i for i, name in enumerate(FIRST)}
-    items.sort(key=lambda item: rank.get(unit(item.nodeid.split("::")[0]), len(FIRST)))   # stable: the rest keep order
+    items.sort(key=lambda item: rank.get(unit(item.nodeid), len(FIRST)))   # stable: the rest keep order
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -69,7 +69,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class Units(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return unit(nodeid.split("::")[0])
+            return unit(nodeid)
 
     return Units(config, log)
 

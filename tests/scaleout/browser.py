@@ -216,10 +216,11 @@ def check_printed_links(out: str, names: list[str], logged: dict[str, set[str]] 
         for panel, link in zip(panels, chart_links):
             suffix = "-apart" if panel.apart else ""
             picture = f"ui-charts-{short}{suffix}.png"
-            # the exercise's own view is its landing's, each card of which check_landing scrolls to: its first screen here
+            # the exercise's own view is its landing's, whose every card check_landing scrolls to and whose first screen
+            # it saves: here its first screen alone
             charts.append(look(link, CARD, picture, scroll=panel.apart))
             check_charts(charts[-1], ex, panel, (logged or {}).get(name))
-            if screens and panel.apart:   # the exercise's own view is its landing's (check_landing)
+            if screens and panel.apart:
                 SCREENS.mkdir(parents=True, exist_ok=True)
                 (SCREENS / f"ui-{short}{suffix}.png").write_bytes((PICTURES / picture).read_bytes())
         seen[name] = (table, *charts)

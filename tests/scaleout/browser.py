@@ -105,7 +105,8 @@ def look(url: str, ready: str, picture=None, click: str | None = None, storage: 
         text = page.inner_text("body")
         assistant = page.locator("textarea[placeholder^='Ask a question']").count() > 0 \
             or "Ask questions about your experiments" in text
-        found = every_card(page) if scroll else [card(c) for c in page.locator(CARD).evaluate_all(CARDS_JS) if c["whole"]]
+        found = every_card(page) if scroll else \
+            [card(c) for c in page.locator(CARD).evaluate_all(CARDS_JS) if c["whole"]]
         seen = Seen(page.url, text, found, assistant, scroll)
     finally:
         context.close()

@@ -38,12 +38,22 @@ def paint(p: Plot, path: str) -> None:
     figures.save(getattr(figures, p.draw)(*p.args, **p.kwargs), path)
 
 
+def default_workers() -> int:
+    """One worker per core the report's own process leaves free, at least one and at most four. The report's process
+    and its workers each keep a core busy for about as long (on the full store 9.5 s of the report's CPU and 10 s of
+    the drawing, 2026-12-03), so on 2 cores one worker balances them; a second only adds its own import of matplotlib
+    and seaborn and shares the cores three ways (the drawing's CPU 13.8-16.5 s with two workers, 11.6-12.9 s with one,
+    three pairs side by side)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(4, cores - 1))
+
+
 class Painter:
     """Worker processes that draw and save figures; `wait` returns once all are written (or raises the first error)
     and stops the workers, which the next figure starts again."""
 
     def __init__(self, workers: int | None = None):
-        self.workers = workers if workers is not None else min(4, os.cpu_count() or 1)
+        self.workers = workers if workers is not None else default_workers()
         self._pool: ProcessPoolExecutor | None = None
         self._jobs: list[Future] = []
 

@@ -5,7 +5,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from analysis.verdicts import decision
 
@@ -191,7 +191,7 @@ def seeds_needed(d: Difference, level: float, power: float = decision.POWER, mos
     else:
         shown = abs(d.diff)
         if d.se_windows:
-            shown -= (stats.norm.ppf(1 - level / 2) + stats.norm.ppf(power)) * d.se_windows
+            shown -= (special.ndtri(1 - level / 2) + special.ndtri(power)) * d.se_windows
         if d.sd <= 0 or shown <= 0:
             return None
         hit = n[np.nan_to_num(t_power(shown / d.sd, n, level, d.method == WELCH)) >= power]
@@ -215,7 +215,7 @@ def t_power(effect: float, n: np.ndarray, level: float, two_samples: bool = Fals
 def windows_hold_zero(d: Difference, level: float) -> bool:
     """Whether the validation windows' error alone keeps zero in the interval at `level`: no number of seeds
     resolves it."""
-    return bool(d.se_windows) and abs(d.diff) <= stats.norm.ppf(1 - level / 2) * d.se_windows
+    return bool(d.se_windows) and abs(d.diff) <= special.ndtri(1 - level / 2) * d.se_windows
 
 
 def reading(d: Difference, variant: str) -> str:
@@ -259,6 +259,6 @@ def summary(values, confidence: float = CONFIDENCE) -> dict[str, float]:
     std = float(v.std(ddof=1)) if n > 1 else np.nan
     low = high = np.nan
     if n > 1:
-        low, high = stats.t.interval(confidence, n - 1, loc=mean, scale=std / np.sqrt(n)) if std > 0 \
-            else (mean, mean)
+        half = float(decision.t_quantile((1 + confidence) / 2, n - 1)) * std / np.sqrt(n)
+        low, high = mean - half, mean + half
     return {"mean": mean, "std": std, "n": n, "low": float(low), "high": float(high)}

@@ -162,7 +162,10 @@ class GPT(nn.Module):
             raise ValueError(f"{start + T} characters exceed the context of {self.config.block_size}")
         x = self.wte(idx)
         if self.wpe is not None:
-            x = x + self.wpe(torch.arange(start, start + T, device=idx.device))
+            # Positions start … start + T - 1 as a slice of the table: the rows and gradients of wpe(arange(...)),
+            # without the arange and the lookup (24 against 61 thousand instructions a character, the add included;
+            # callgrind). Training is the same to the bit (20 Adam steps, base and microgpt-with-dropout configs).
+            x = x + self.wpe.weight[start:start + T]
         if self.drop is not None:
             x = self.drop(x)
         return x if self.ln_e is None else self.ln_e(x)

@@ -42,8 +42,8 @@ def default_workers() -> int:
     """One worker per core the report's own process leaves free, at least one and at most four. The report's process
     and its workers each keep a core busy for about as long (on the full store 9.5 s of the report's CPU and 10 s of
     the drawing, 2026-12-03), so on 2 cores one worker balances them; a second only adds its own import of matplotlib
-    and seaborn and shares the cores three ways (the drawing's CPU 13.8-16.5 s with two workers, 11.6-12.9 s with one,
-    three pairs side by side)."""
+    and seaborn and shares the cores three ways (the drawing's CPU 11.8-16.5 s with two workers, 9.5-12.9 s with one,
+    the report's wall shorter with one in four of five pairs side by side: docs/speed.md)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, min(4, cores - 1))
 

@@ -2,6 +2,7 @@
 Playwright) on a fresh profile at 1600 × 1000, as a new user opens it, and what they would see there checked: where
 the page landed, each chart's title and place on the screen, the legend entries a person can see (MLflow clips a
 legend to its card: issue 34 found ctx64 cut off), and how many bars a bar chart has."""
+import itertools
 import json
 import os
 import re
@@ -16,6 +17,16 @@ WIDTH, HEIGHT = 1600, 1000
 # Where the pictures go: test-artifacts/ (git-ignored), or with TINYGPT_SCREENSHOTS=docs the README's, in docs/.
 PICTURES = ROOT / "docs" if os.environ.get("TINYGPT_SCREENSHOTS") == "docs" else ARTIFACTS
 SCREENS = ROOT / "reports" / "screens"   # ui-<exercise>.png: each landing as a click from the home page shows it
+# How long a look stays on a page once its `ready` selector is there: LINGER ms, time for the assistant to open itself
+# if it does (check_home's first look, and test_ui_runs' look that sees it open); or, with `drawn`, until the page has
+# been drawn and still for SETTLE ms (DRAWN_JS), and so after each wheel step. On the quick store (load ~3 on 2 cores),
+# nothing DRAWN_JS watches changed in the 5 s after it first held on any of the 47 tables, charts views and landings,
+# and in the 2 s after any of the landings' 37 wheel steps but 0.10-0.19 s on (the cards that left the screen taken
+# out); each charts view and landing showed the same cards, legends, bars and text as after the fixed 4000 ms and
+# 1200 ms a step of before (each table the same lines, in an order AG Grid varies from one look to the next), 3-5 s
+# sooner. The assistant, where it opens, does so 0.02 s after the selector. A wheel step that has not moved the charts
+# pane in WHEEL ms is taken as its end, as the fixed wait of that length took it.
+LINGER, SETTLE, WHEEL, DRAWN_TIMEOUT = 4000, 500, 1200, 60_000
 GENAI = ("Start Demo", "Detect Issues", "Token Usage", "workflowType=genai", "/overview")
 # Each chart card as the screen shows it: its title, where it sits, its legend's entries (those inside every box that
 # clips them, and all), and its bars. A legend entry is a swatch (an svg) and its text, outside the plot.
@@ -50,6 +61,42 @@ OFFSET_JS = """card => { let pane = card.parentElement;
   while (pane && !(pane.scrollHeight > pane.clientHeight && getComputedStyle(pane).overflowY !== 'visible'))
     pane = pane.parentElement;
   return pane ? pane.scrollTop : window.scrollY; }"""
+# The page drawn and still: every place for a chart on the screen holding its card (MLflow puts a card in 150 ms after
+# its place comes into view, and takes it out as long after it leaves), each card with its plot's traces and its
+# legend (a card comes before its plot), the table's rows if it has one; and then nothing on the screen changed (its
+# text, where the cards lie, how much each plot holds, the charts pane's offset) for `settle` ms. After a wheel step
+# (`before`: the offset it left), the pane has moved too, or stands at its end, or has had `wheel` ms to. Polled, its
+# state kept in window.
+DRAWN_JS = """([cardSelector, token, settle, before, wheel]) => {
+  const now = performance.now();
+  let s = window.__tinygptDrawn;
+  if (!s || s.token !== token) s = window.__tinygptDrawn = {token, start: now, since: now, sig: null};
+  const cards = [...document.querySelectorAll(cardSelector)];
+  let pane = cards.length ? cards[0].parentElement : null;
+  while (pane && !(pane.scrollHeight > pane.clientHeight && getComputedStyle(pane).overflowY !== 'visible'))
+    pane = pane.parentElement;
+  const view = pane ? pane.getBoundingClientRect() : {top: 0, bottom: window.innerHeight};
+  const bottom = Math.min(view.bottom, window.innerHeight);
+  const offset = pane ? pane.scrollTop : window.scrollY;
+  const atEnd = pane ? pane.scrollTop + pane.clientHeight >= pane.scrollHeight - 1
+                     : window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 1;
+  const onScreen = e => { const b = e.getBoundingClientRect();
+                          return b.height > 0 && b.bottom > view.top && b.top < bottom; };
+  const shown = cards.filter(onScreen);
+  const empty = [...document.querySelectorAll('[data-testid=draggable-chart-cards-grid] > *')]
+      .filter(cell => onScreen(cell) && !cell.querySelector(cardSelector));
+  const drawn = c => { const plot = c.querySelector('.js-plotly-plot');
+    return plot && plot.querySelector('.main-svg') && plot.querySelectorAll('.trace').length > 0
+      && [...c.querySelectorAll('span')].some(s => s.previousElementSibling
+           && s.previousElementSibling.tagName.toLowerCase() === 'svg' && !plot.contains(s)); };
+  const grid = document.querySelector('.ag-root');
+  const ready = !empty.length && shown.every(drawn) && (!grid || grid.querySelector('.ag-row') !== null)
+      && (before === null || offset !== before || atEnd || now - s.start >= wheel);
+  const sig = JSON.stringify([ready, offset, document.body.innerText, shown.map(c =>
+      [Math.round(c.getBoundingClientRect().top), c.querySelectorAll('.trace, .point').length])]);
+  if (sig !== s.sig || !ready) { s.sig = sig; s.since = now; }
+  return ready && now - s.since >= settle;
+}"""
 
 
 @dataclass
@@ -81,11 +128,12 @@ class Seen:
 
 
 def look(url: str, ready: str, picture=None, click: str | None = None, storage: dict[str, str] | None = None,
-         scroll: bool = False) -> Seen:
+         scroll: bool = False, drawn: bool = False) -> Seen:
     """Opens url in a fresh profile (no cookies, no local storage but `storage`) at 1600 × 1000, clicks the link named
     `click` if given, waits for the page (`ready`: a selector on it), saves the first screen as `picture` (a path, or
     a name in PICTURES), and returns what is on the screen: the chart cards whole on it, or with `scroll` every card,
-    each scrolled into view in turn (MLflow draws a chart as it comes into view)."""
+    each scrolled into view in turn (MLflow draws a chart as it comes into view). It lingers LINGER ms on the page,
+    time for the assistant to open itself; with `drawn` it waits instead only until the page is drawn and still."""
     context = shared_browser().new_context(viewport={"width": WIDTH, "height": HEIGHT})
     try:
         page = context.new_page()
@@ -95,9 +143,12 @@ def look(url: str, ready: str, picture=None, click: str | None = None, storage: 
         if click:
             page.get_by_role("link", name=click, exact=True).first.click(timeout=60_000)
         page.wait_for_selector(ready, timeout=90_000)
-        # Then the charts draw, and the assistant opens itself if it does: MLflow's runs page polls for new
-        # runs, so the network never goes quiet to say when.
-        page.wait_for_timeout(4000)
+        if drawn:
+            settled(page, SETTLE)
+        else:
+            # Then the charts draw, and the assistant opens itself if it does: MLflow's runs page polls for new
+            # runs, so the network never goes quiet to say when.
+            page.wait_for_timeout(LINGER)
         if picture:
             path = picture if not isinstance(picture, str) else PICTURES / picture
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -111,6 +162,22 @@ def look(url: str, ready: str, picture=None, click: str | None = None, storage: 
     finally:
         context.close()
     return seen
+
+
+_waits = itertools.count()   # each wait's own token: DRAWN_JS starts its count afresh at a new one
+
+
+def settled(page, settle: int, before: float | None = None) -> None:
+    """Waits until the page is drawn and has stood still for `settle` ms (DRAWN_JS); after a wheel step (`before`: the
+    charts pane's offset before it), until the pane has moved too, or could not. A page that never does is left to
+    the checks after it: they say what is wrong with it, the wait only spares them a half-drawn one."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(DRAWN_JS, arg=[CARD, next(_waits), settle, before, WHEEL], polling=100,
+                               timeout=DRAWN_TIMEOUT)
+    except PlaywrightTimeout:
+        pass
 
 
 def every_card(page) -> list[Card]:
@@ -129,7 +196,7 @@ def every_card(page) -> list[Card]:
             break
         before = offset
         page.mouse.wheel(0, HEIGHT // 4)
-        page.wait_for_timeout(1200)
+        settled(page, SETTLE, before)
     return [card(found[key]) for key in sorted(found)]
 
 
@@ -201,12 +268,14 @@ def check_printed_links(out: str, names: list[str], logged: dict[str, set[str]] 
     ui-<exercise>-apart.png."""
     links = printed_links(out)
     seen = {}
+    # One look after another: a look's time is MLflow's scripts on the CPU, not waiting; 4 charts views opened at once
+    # took 31.3 and 28.5 s against 29.4 and 27.9 s one after another (2 cores, load ~4).
     for name in names:
         ex, short = exercise(name), name.removeprefix("quick/")
         panels = views.panels(ex)
         assert len(links.get(name, [])) == 1 + len(panels), f"{name}: {links.get(name)}\n{out[:5000]}"
         table_link, *chart_links = links[name]
-        table = look(table_link, ".ag-root", f"ui-table-{short}.png")
+        table = look(table_link, ".ag-root", f"ui-table-{short}.png", drawn=True)
         no_genai_and_no_assistant(table)
         first = f"{next(iter(ex.variants))}/{views.summarised(ex)[0]}"
         assert views.TABLE_NAME in table.text and first in table.text, f"{table_link}: no {first} column"
@@ -219,7 +288,7 @@ def check_printed_links(out: str, names: list[str], logged: dict[str, set[str]] 
             picture = f"ui-charts-{short}{suffix}.png"
             # the exercise's own view is its landing's, whose every card check_landing scrolls to and whose first screen
             # it saves: here its first screen alone
-            charts.append(look(link, CARD, picture, scroll=panel.apart))
+            charts.append(look(link, CARD, picture, scroll=panel.apart, drawn=True))
             check_charts(charts[-1], ex, panel, (logged or {}).get(name))
             if screens and panel.apart:
                 SCREENS.mkdir(parents=True, exist_ok=True)
@@ -230,14 +299,15 @@ def check_printed_links(out: str, names: list[str], logged: dict[str, set[str]] 
 
 def check_home(base: str, names: list[str]) -> Seen:
     """The bare address: the experiments list in model-training mode, the descriptions as text; the sidebar's Home
-    leads there too, not to MLflow's welcome page."""
+    leads there too, not to MLflow's welcome page. Its first look lingers (LINGER): the assistant does not open itself
+    later either, where every other look leaves once the page is drawn."""
     home = look(base, f"text={names[0]}", "ui-home.png")
     no_genai_and_no_assistant(home)
     assert home.url.endswith("#/experiments"), home.url
     for name in names:
         assert name in home.text and exercise(name).title in home.text
     assert "**" not in home.text
-    again = look(base, f"text={names[0]}", click="Home")
+    again = look(base, f"text={names[0]}", click="Home", drawn=True)
     assert again.url.endswith("#/experiments") and names[0] in again.text, again.url
     return home
 
@@ -246,7 +316,7 @@ def check_landing(base: str, name: str, logged: set[str] | None = None) -> Seen:
     """An experiment clicked in that list, as a person would: it opens on its charts view, as `make ui` prints it
     (check_charts); its first screen is saved as SCREENS/ui-<exercise>.png."""
     ex = exercise(name)
-    page = look(base, CARD, SCREENS / f"ui-{name.removeprefix('quick/')}.png", click=name, scroll=True)
+    page = look(base, CARD, SCREENS / f"ui-{name.removeprefix('quick/')}.png", click=name, scroll=True, drawn=True)
     check_charts(page, ex, views.panels(ex)[0], logged)
     assert re.search(r"#/experiments/\d+/runs", page.url), page.url
     return page

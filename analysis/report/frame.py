@@ -28,6 +28,7 @@ from analysis.options import parse
 from analysis.report import (attention_view, docs_pages, environments, knockout, outcomes, painter, parent_runs,
                              sections, verdict_grid)
 from analysis.report.document import Doc
+from analysis.report.painter import Painter
 from analysis.report.kinds import Context, Kind, what_changes
 from analysis.store_reading.reader import ExerciseRuns, Reader, StoreError, sqlite_path
 from analysis.verdicts import claims, decision, stats
@@ -398,9 +399,10 @@ class Opened(NamedTuple):
     sources: dict[str, ExerciseRuns]
 
 
-def open_runs(argv: list[str]) -> Opened | int:
+def open_runs(argv: list[str], drawing: Painter | None = None) -> Opened | int:
     """The options checked, the store opened and each chosen exercise's runs found (search_runs); or the exit status
-    after one line of error: 2 a bad option, 1 nothing to report."""
+    after one line of error: 2 a bad option, 1 nothing to report. The painter `drawing`, if given, is started once an
+    exercise has a finished run, so its workers import matplotlib and seaborn while the others' runs are searched."""
     try:
         opts = parse(argv)
         files = exercises.load_all()
@@ -414,10 +416,14 @@ def open_runs(argv: list[str]) -> Opened | int:
     try:
         reader = Reader(uri)
         known = {**store_exercises(reader, opts.quick, files), **files}
-        chosen = exercises.select(opts.ablations, known)
-        runs = {ex.name: ExerciseRuns(ex, prefix + ex.name, reader) for ex in chosen}
+        runs = {}
+        for ex in exercises.select(opts.ablations, known):
+            runs[ex.name] = ExerciseRuns(ex, prefix + ex.name, reader)
+            if drawing is not None and len(runs[ex.name].finished):  # a store with nothing to draw starts none
+                drawing.start()
+        read = {n for er in runs.values() for n in verdicts.read_from(er.exercise)}
         sources = {name: ExerciseRuns(known[name], prefix + name, reader)   # what the chosen claims read of others
-                   for name in {n for ex in chosen for n in verdicts.read_from(ex)} & set(known) - set(runs)}
+                   for name in read & set(known) - set(runs)}
         if not any(len(er.finished) or len(er.others) for er in runs.values()):
             raise StoreError(f"no runs of the {'quick ' if opts.quick else ''}exercises in {redact(uri)} (experiments "
                              f"{prefix}<exercise>); run `make ablations{'-quick' if opts.quick else ''}` first")
@@ -440,12 +446,11 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         return 0
     started = time.time()
-    opened = open_runs(argv)
+    opened = open_runs(argv, painter.PAINTER)
     if isinstance(opened, int):
         return opened
     opts, reader, runs, known, sources = opened
     uri, prefix = reader.uri, "quick/" if opts.quick else ""
-    painter.PAINTER.start()  # its workers import matplotlib and seaborn while this process reads the first runs
     out = Path(opts.out)
     title = "tinygpt ablations: the lessons' exercises, reproduced" + (" (quick suite)" if opts.quick else "")
     doc, table = build(runs, opts, uri, out, title, known, sources)

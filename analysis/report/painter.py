@@ -39,13 +39,23 @@ def paint(p: Plot, path: str) -> None:
 
 
 def default_workers() -> int:
-    """One worker per core the report's own process leaves free, at least one and at most four. The report's process
-    and its workers each keep a core busy for about as long (on the full store 9.5 s of the report's CPU and 10 s of
-    the drawing, 2026-12-03), so on 2 cores one worker balances them; a second only adds its own import of matplotlib
-    and seaborn and shares the cores three ways (the drawing's CPU 11.8-16.5 s with two workers, 9.5-12.9 s with one,
-    the report's wall shorter with one in four of five pairs side by side: docs/speed.md)."""
+    """One worker per core, at most four. The workers run at a lower priority (NICE), so the report's own process
+    keeps a core while it reads and judges, and they take every core once it waits on them: on the full store the
+    report's process uses about 12 s of CPU and the drawing about 13 s, its imports included (2026-12-04)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(4, cores - 1))
+    return max(1, min(4, cores))
+
+
+# How much lower the workers' priority is than the report's. On the full store (108 runs) on 2 cores, quiet, side by
+# side (2026-12-04): two workers at priority 0 against 5, 17.7, 15.7, 16.8 s against 16.4, 13.8, 14.6 s; the code
+# before (one worker at the report's priority, started after every exercise's runs were found) 17.7, 19.5, 18.9 s
+# against 13.3, 15.7, 15.0 s now.
+NICE = 5
+
+
+def _start_worker():
+    os.nice(NICE)
+    _figures()
 
 
 class Painter:
@@ -65,7 +75,7 @@ class Painter:
         """The workers forked now, each importing matplotlib and seaborn as it starts."""
         if self._pool is None and self.forks:
             self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"),
-                                             initializer=_figures)
+                                             initializer=_start_worker)
             self._pool.submit(int)  # the first job forks every worker
 
     def paint(self, p: Plot, path) -> None:

@@ -28,7 +28,6 @@ from analysis.options import parse
 from analysis.report import (attention_view, docs_pages, environments, knockout, outcomes, painter, parent_runs,
                              sections, verdict_grid)
 from analysis.report.document import Doc
-from analysis.report.painter import Painter
 from analysis.report.kinds import Context, Kind, what_changes
 from analysis.store_reading.reader import ExerciseRuns, Reader, StoreError, sqlite_path
 from analysis.verdicts import claims, decision, stats
@@ -399,7 +398,7 @@ class Opened(NamedTuple):
     sources: dict[str, ExerciseRuns]
 
 
-def open_runs(argv: list[str], drawing: Painter | None = None) -> Opened | int:
+def open_runs(argv: list[str], drawing: painter.Painter | None = None) -> Opened | int:
     """The options checked, the store opened and each chosen exercise's runs found (search_runs); or the exit status
     after one line of error: 2 a bad option, 1 nothing to report. The painter `drawing`, if given, is started once an
     exercise has a finished run, so its workers import matplotlib and seaborn while the others' runs are searched."""

@@ -261,11 +261,12 @@ def check_charts(seen: Seen, ex: exercises.Exercise, panel, logged: set[str] | N
 
 
 def check_printed_links(out: str, names: list[str], logged: dict[str, set[str]] | None = None,
-                        screens: bool = False) -> dict[str, tuple[Seen, ...]]:
+                        screens: bool = False, own: bool = True) -> dict[str, tuple[Seen, ...]]:
     """Each exercise's links as a person sees them: the table with each variant's summary and the runs' training
     time; each charts view led by the exercise's own charts (check_charts), the exercise's own on its first screen.
     logged: each experiment's metrics; screens: each view of variants charted apart saved in SCREENS too, as
-    ui-<exercise>-apart.png."""
+    ui-<exercise>-apart.png; own: the exercise's own charts view looked at too, which a caller whose landings were
+    checked at that very address (check_landing's printed) has seen already, every card of it."""
     links = printed_links(out)
     seen = {}
     # One look after another: a look's time is MLflow's scripts on the CPU, not waiting; 4 charts views opened at once
@@ -284,6 +285,8 @@ def check_printed_links(out: str, names: list[str], logged: dict[str, set[str]] 
             assert views.TRAINING_TIME in table.text and "Duration" in table.text, f"{table_link}: no training time"
         charts = []
         for panel, link in zip(panels, chart_links):
+            if not (own or panel.apart):
+                continue
             suffix = "-apart" if panel.apart else ""
             picture = f"ui-charts-{short}{suffix}.png"
             # the exercise's own view is its landing's, whose every card check_landing scrolls to and whose first screen
@@ -312,11 +315,16 @@ def check_home(base: str, names: list[str]) -> Seen:
     return home
 
 
-def check_landing(base: str, name: str, logged: set[str] | None = None) -> Seen:
+def check_landing(base: str, name: str, logged: set[str] | None = None, printed: str | None = None) -> Seen:
     """An experiment clicked in that list, as a person would: it opens on its charts view, as `make ui` prints it
-    (check_charts); its first screen is saved as SCREENS/ui-<exercise>.png."""
-    ex = exercise(name)
-    page = look(base, CARD, SCREENS / f"ui-{name.removeprefix('quick/')}.png", click=name, scroll=True, drawn=True)
+    (check_charts), at printed, the address `make ui` printed for that view, where one is given; its first screen is
+    saved as SCREENS/ui-<exercise>.png, and as the picture of that view, PICTURES/ui-charts-<exercise>.png."""
+    ex, short = exercise(name), name.removeprefix("quick/")
+    page = look(base, CARD, SCREENS / f"ui-{short}.png", click=name, scroll=True, drawn=True)
+    PICTURES.mkdir(parents=True, exist_ok=True)
+    (PICTURES / f"ui-charts-{short}.png").write_bytes((SCREENS / f"ui-{short}.png").read_bytes())
     check_charts(page, ex, views.panels(ex)[0], logged)
     assert re.search(r"#/experiments/\d+/runs", page.url), page.url
+    # MLflow writes the view's state after the address it was opened at: "...&viewStateShareKey=...&searchFilter=..."
+    assert printed is None or page.url.split("&searchFilter=")[0] == printed, (page.url, printed)
     return page

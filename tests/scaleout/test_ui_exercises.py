@@ -47,14 +47,17 @@ STORY = {
 @pytest.mark.parametrize("name", NAMES)
 def test_a_click_on_the_exercise_in_mlflows_home_lands_on_its_comparison(served, name):
     srv, logged = served
-    seen = browser.check_landing(srv.url, name, logged[name])
+    own = browser.printed_links(srv.log.read_text())[name][1]   # after its table's link
+    seen = browser.check_landing(srv.url, name, logged[name], printed=own)
     assert STORY.get(name, lambda _: True)(seen), (seen.charts, [c.groups for c in seen.cards[:1]])
 
 
 def test_each_link_make_ui_prints_opens_on_the_exercises_comparison(served):
+    """Each exercise's own charts view is its landing's very address (the test above), looked at there card by card;
+    here its table and the variants it charts apart."""
     srv, logged = served
-    seen = browser.check_printed_links(srv.log.read_text(), NAMES, logged, screens=True)
-    probes = seen["quick/sqrtd"][2]   # its one-step probes, in a view of their own
+    seen = browser.check_printed_links(srv.log.read_text(), NAMES, logged, screens=True, own=False)
+    probes = seen["quick/sqrtd"][1]   # its one-step probes, in a view of their own
     assert probes.cards[0].groups == {"scaled_d64", "unscaled_d64", "unscaled_d128"}
 
 

@@ -3,13 +3,12 @@ prints each exercise's links, and the browser's check of the assistant panel can
 variant's summary, the runs carry their corpus as datasets and their model in MLflow's PyTorch flavor. What a person
 sees through every link, the bare address and a click from it is checked on every exercise's quick store
 (test_ui_exercises.py), heads among them."""
-import contextlib
-import io
+import re
 
 import pytest
 from mlflow.tracking import MlflowClient
 
-from lm.commands import suite, ui
+from lm.commands import ui
 from lm.measures import model_flavor
 from lm.tracking import aggregates, views
 from tests.scaleout import browser
@@ -19,15 +18,13 @@ VARIANTS = ["h1", "h2", "h4", "h8"]
 
 
 @pytest.fixture(scope="module")
-def heads(tmp_path_factory):
-    """`make ablations-quick ABLATIONS=heads` into a store of its own, then `make ui` over it."""
-    store = tmp_path_factory.mktemp("ui") / "store"
+def heads(quick_store, tmp_path_factory):
+    """The quick suite's store (`make ablations-quick`), heads among its exercises, and `make ui` over it."""
+    store = quick_store
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("MLFLOW_TRACKING_URI", raising=False)
         mp.setenv("TINYGPT_STORE", str(store))
-        with contextlib.redirect_stdout(io.StringIO()) as out:
-            assert suite.main(["quick=true", "ablations=[heads]"]) == 0, out.getvalue()[-3000:]
-        srv = Server(store, store.parent / "server.log")
+        srv = Server(store, tmp_path_factory.mktemp("ui") / "server.log")
         try:
             srv.wait()
             yield MlflowClient(f"sqlite:///{store / 'mlflow.db'}"), srv, mp
@@ -94,8 +91,9 @@ def test_make_ui_prints_each_exercises_runs_link(heads, monkeypatch, capsys):
     assert ui.main([f"port={port}"]) == 0
     out = capsys.readouterr().out
     exp = MlflowClient(f"sqlite:///{srv.store / 'mlflow.db'}").get_experiment_by_name("quick/heads")
-    assert f"quick/heads  http://127.0.0.1:{port}/#/experiments/{exp.experiment_id}/runs?workflowType=" \
-           f"machine_learning&compareRunsMode=TABLE&viewStateShareKey={views.TABLE_KEY}" in out
+    table = (f"http://127.0.0.1:{port}/#/experiments/{exp.experiment_id}/runs?workflowType=machine_learning"
+             f"&compareRunsMode=TABLE&viewStateShareKey={views.TABLE_KEY}")
+    assert re.search(rf"^[ \t]+quick/heads +{re.escape(table)}$", out, re.M), out   # the names in a column
     assert f"compareRunsMode=CHART&viewStateShareKey={views.KEY}" in out
     assert "GenAI" not in out
 

@@ -71,30 +71,3 @@ def test_a_ratio_s_pairs_are_printed_at_its_own_precision_so_the_median_lies_wit
     low, high = (float(x) for x in re.search(r"pairs ([\d.]+)–([\d.]+)", bench_process.spread(ratios)).groups())
     assert low <= float(f"{sum(ratios) / 2:.3f}") <= high
     assert bench_process.spread([3.0, 1.0, 2.5, 1.5, 2.0]) == "pairs 1.000–3.000, middle half 1.500–2.500"
-
-
-def test_the_report_row_times_the_report_on_the_user_s_store_and_leaves_it_as_it_was(quick_store, tmp_path,
-                                                                                    monkeypatch):
-    from mlflow.tracking import MlflowClient
-
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    monkeypatch.setenv("TINYGPT_STORE", str(quick_store))
-    client = MlflowClient(f"sqlite:///{quick_store}/mlflow.db")
-    before = {e.name for e in client.search_experiments()}
-    table = Rows()
-    bench_process.report(table, str(tmp_path), 1, quick=True)
-    seconds, note = table.rows["python -m analysis.report"]
-    assert seconds > 0 and re.fullmatch(r"target ≤ 10 s on the full 3-seed store; \d+ runs", note)
-    floor, read = table.rows["  a bare read of the same runs"]
-    assert 0 < floor and re.fullmatch(r"\d+ histories, \d+ artifacts", read)
-    ratio, _ = table.rows["  the report against the bare read"]
-    assert ratio > 0
-    assert (tmp_path / "report" / "report.md").is_file()
-    assert {e.name for e in client.search_experiments()} == before   # no report run logged
-
-    monkeypatch.setenv("TINYGPT_STORE", str(tmp_path / "empty"))
-    (tmp_path / "empty").mkdir()
-    table = Rows()
-    bench_process.report(table, str(tmp_path), 1, quick=False)
-    assert table.sections[-1].startswith("`make report` on ")
-    assert table.rows["python -m analysis.report"][1] == "run `make ablations` first"

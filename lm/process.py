@@ -1,11 +1,21 @@
-"""What every command's process shares: the garbage collector off around its heavy imports, its one-line errors,
---cfg's YAML, and its exit: lm's commands' and analysis's (make report, make decide). Below every layer of lm, it
-imports nothing of the project's."""
+"""What every command's process shares: the garbage collector off around its heavy imports, and nothing loaded
+there that only torchmetrics would use; its one-line errors, --cfg's YAML, and its exit: lm's commands' and
+analysis's (make report, make decide). Below every layer of lm, it imports nothing of the project's."""
 import gc
 import sys
 from typing import Callable, NoReturn
 
 from omegaconf import OmegaConf
+
+# What torchmetrics, which Lightning imports, loads with itself for what no command here uses: its audio metrics'
+# scipy.signal and its plots' matplotlib. That is about 0.6 s of the 3.2 s of a run's imports (`python -X importtime
+# -m lm.commands.train train.steps=1 measure=none`, its top-level imports summed, four pairs A B, medians 3.2 against
+# 2.6 s, 2026-12-04), and 1.0 to 1.6 s of a suite worker's, whose collector stays on (`import lm.run.train`, three
+# pairs). torchmetrics asks lightning_utilities whether each is installed; through a command's imports (hide_unused
+# to show_unused) the answer is no. A later import of either is untouched (the report's figures, the verdicts'
+# scipy.stats), and so is a later question.
+UNUSED = ("scipy", "matplotlib")
+_asked: tuple | None = None   # lightning_utilities' own two checks, while UNUSED is hidden
 
 
 def before_imports(front: Callable[[list[str]], int | None]) -> None:
@@ -14,16 +24,51 @@ def before_imports(front: Callable[[list[str]], int | None]) -> None:
     code = front(sys.argv[1:])
     if code is not None:
         sys.exit(code)
+    hide_unused()
     # The imports that follow make half a million objects and almost no garbage, yet their allocations set off full
     # collections that walk all of them: 8 in a run's imports, 1.0 s (gc.callbacks, 2026-12-01).
     gc.disable()
 
 def after_imports() -> None:
     """The collector back on after a command's heavy imports, with what they made frozen (gc.freeze): later full
-    collections walk only what the work allocates (a 600-step run made one more, of 0.6 s, walking the imports)."""
+    collections walk only what the work allocates (a 600-step run made one more, of 0.6 s, walking the imports); the UNUSED packages no longer hidden."""
+    show_unused()
     if not gc.isenabled():
         gc.freeze()
         gc.enable()
+
+def hide_unused() -> None:
+    """The UNUSED packages missing to lightning_utilities' checks, package_available and RequirementCache, until
+    show_unused: for the imports between the two."""
+    global _asked
+    if _asked is not None:
+        return
+    from lightning_utilities.core import imports
+
+    _asked = available, check = imports.package_available, imports.RequirementCache._check_requirement
+
+    def package_available(name: str) -> bool:   # torchmetrics keeps this one: it answers truly once shown
+        return not (_asked and name in UNUSED) and available(name)
+
+    def check_requirement(cache) -> None:
+        if _asked and cache.requirement in UNUSED:
+            cache.available, cache.message = False, f"{cache.requirement} hidden through a command's imports (lm.process)"
+        else:
+            check(cache)
+
+    imports.package_available, imports.RequirementCache._check_requirement = package_available, check_requirement
+
+
+def show_unused() -> None:
+    """lightning_utilities' checks as they were."""
+    global _asked
+    if _asked is None:
+        return
+    from lightning_utilities.core import imports
+
+    imports.package_available, imports.RequirementCache._check_requirement = _asked
+    _asked = None
+
 
 def finish(code: int) -> NoReturn:
     """Exits with code, past the interpreter's last garbage collection, which walks every object the imports made

@@ -79,9 +79,9 @@ def test_the_collector_is_off_through_a_commands_heavy_imports_and_back_on_froze
     frozen = gc.get_freeze_count()
     try:
         process.before_imports(lambda argv: None)  # a front that lets the work start
-        assert not gc.isenabled()
+        assert not gc.isenabled() and process._asked is not None   # and the unused packages hidden
         process.after_imports()
-        assert gc.isenabled() and gc.get_freeze_count() > frozen
+        assert gc.isenabled() and gc.get_freeze_count() > frozen and process._asked is None
         process.after_imports()  # once the collector is on, a no-op
         assert gc.isenabled()
     finally:
@@ -100,3 +100,15 @@ def test_every_command_that_turns_the_collector_off_turns_it_back_on_before_its_
         closing = source.rsplit('if __name__ == "__main__":', 1)[1]
         assert "process.after_imports()" in closing and closing.index("after_imports") < closing.index("main("), path
     assert {"train", "sample", "heads", "report"} <= set(checked)
+
+
+def test_a_runs_imports_load_neither_scipy_signal_nor_matplotlib_and_leave_later_checks_true():
+    """torchmetrics, which Lightning imports, loads both when lightning_utilities says they are installed (0.6 s,
+    lm/process.py); through a command's imports it says no, and after them the truth again."""
+    code = ("import sys; from lm import process; process.hide_unused(); import lm.run.train; process.show_unused(); "
+            "from lightning_utilities.core.imports import RequirementCache, package_available; "
+            "print(sorted(m for m in ('scipy.signal', 'matplotlib') if m in sys.modules), "
+            "package_available('scipy'), bool(RequirementCache('matplotlib')), bool(RequirementCache('scipy')))")
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.split() == ["[]", "True", "True", "True"], p.stdout

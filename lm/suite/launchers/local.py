@@ -33,7 +33,12 @@ def _init_worker(threads: int, workers_lock: str, parent: int, slot: int) -> Non
     global _slot
     import torch
 
+    from lm import process
+
+    process.hide_unused()   # a worker's imports, once for all its runs, as a command's
     from lm.run.train import StopOnSignal
+
+    process.show_unused()
 
     torch.set_num_threads(threads)
     # Ctrl-C is for the run in progress, which stops cleanly at its step; one that comes before a run is under way

@@ -9,6 +9,8 @@ a run. Where each is used:
     submitit     lm/suite/launchers/submitit.py AutoExecutor._executor: its job_class, its update_parameters(visible_gpus);
                                                 SlurmInfoWatcher's _registered, _finished, _info_dict, _num_calls,
                                                 _last_status_check and is_done(mode="cache")
+    lightning-utilities  lm/process.py      RequirementCache._check_requirement, which sets `available`, and the
+                                                module attribute package_available, both looked up at each use
     MLflow       lm/tracking/store.py           mlflow.tracking._tracking_service.utils._tracking_uri
                  lm/tracking/datasets.py        MetaDataset._to_mlflow_entity
     torch        lm/run/module.py               torch._functorch.config.ban_recompute_materialized_backward
@@ -45,13 +47,32 @@ from tests.config.test_lock import locked
 
 # The distributions whose private internals the code uses (the module docstring says which): the lock pins each
 # to the version these tests ran on.
-PRIVATE = ["hydra-core", "pytorch-lightning", "submitit", "mlflow", "torch"]
+PRIVATE = ["hydra-core", "pytorch-lightning", "lightning-utilities", "submitit", "mlflow", "torch"]
 
 
 @pytest.mark.parametrize("name", PRIVATE)
 def test_each_library_whose_internals_are_used_is_pinned_to_the_version_tested(name):
     pinned, hashes = locked()[name]
     assert version(name) == pinned and hashes
+
+
+# --- lightning-utilities ------------------------------------------------------------------------------------------
+def test_lightning_utilities_checks_go_through_the_two_names_lm_process_replaces_while_it_hides():
+    """RequirementCache's truth comes from its _check_requirement, which sets `available`; package_available is
+    looked up on the module by torchmetrics' import; and both answer again once shown."""
+    from lightning_utilities.core import imports
+    from lm import process
+
+    cache = imports.RequirementCache("scipy")
+    imports.RequirementCache._check_requirement(cache)
+    assert cache.available is True
+    process.hide_unused()
+    try:
+        assert not imports.RequirementCache("matplotlib") and not imports.package_available("scipy")
+        assert imports.RequirementCache("numpy") and imports.package_available("numpy")
+    finally:
+        process.show_unused()
+    assert imports.RequirementCache("matplotlib") and imports.package_available("scipy")
 
 
 # --- Hydra --------------------------------------------------------------------------------------------------------

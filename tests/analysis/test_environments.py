@@ -31,13 +31,13 @@ def test_every_run_carries_its_software_machine_threads_and_git_state(store_copy
 
 def test_the_report_shows_the_environments_and_flags_a_comparison_that_mixes_them(store_copy, tmp_path):
     folder, client = store_copy
-    rc, _, _ = make(folder, tmp_path / "same", "quick=true", "log=false")
+    rc, _, _ = make(folder, tmp_path / "same", "quick=true", "ablations=[heads,nopos]", "log=false")
     md = (tmp_path / "same" / "report.md").read_text()
     assert rc == 0 and "| python | torch | lightning | mlflow | numpy | lock | device | threads | git_commit | corpus |" in md
     assert "Within each exercise every run ran in the same environment, on the same corpus." in md
     h1 = next(r for r in runs_of(client, "quick/heads") if r.data.tags["variant"] == "h1")
     client.set_tag(h1.info.run_id, "env.torch", "2.0.0")
-    rc, _, _ = make(folder, tmp_path / "mixed", "quick=true", "log=false")
+    rc, _, _ = make(folder, tmp_path / "mixed", "quick=true", "ablations=[heads,nopos]", "log=false")
     md = (tmp_path / "mixed" / "report.md").read_text()
     assert rc == 0 and f"- ⚠ heads: its runs differ in torch (2.0.0, {torch.__version__}), so their comparison " \
                        f"mixes environments" in md
@@ -50,7 +50,7 @@ def test_every_run_carries_its_lock_files_hash_and_the_report_flags_runs_from_di
     runs = runs_of(client, "quick/heads")
     assert {r.data.tags["env.lock"] for r in runs} == {lock}
     client.set_tag(runs[0].info.run_id, "env.lock", "0123456789ab")   # installed from another lock file
-    rc, _, _ = make(folder, tmp_path / "mixed", "quick=true", "log=false")
+    rc, _, _ = make(folder, tmp_path / "mixed", "quick=true", "ablations=[heads,nopos]", "log=false")
     md = (tmp_path / "mixed" / "report.md").read_text()
     assert rc == 0 and f"- ⚠ heads: its runs differ in lock ({', '.join(sorted([lock, '0123456789ab']))}), so " \
                        f"their comparison mixes environments" in md

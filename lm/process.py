@@ -31,7 +31,8 @@ def before_imports(front: Callable[[list[str]], int | None]) -> None:
 
 def after_imports() -> None:
     """The collector back on after a command's heavy imports, with what they made frozen (gc.freeze): later full
-    collections walk only what the work allocates (a 600-step run made one more, of 0.6 s, walking the imports); the UNUSED packages no longer hidden."""
+    collections walk only what the work allocates (a 600-step run made one more, of 0.6 s, walking the imports);
+    and the UNUSED packages no longer hidden."""
     show_unused()
     if not gc.isenabled():
         gc.freeze()
@@ -52,7 +53,8 @@ def hide_unused() -> None:
 
     def check_requirement(cache) -> None:
         if _asked and cache.requirement in UNUSED:
-            cache.available, cache.message = False, f"{cache.requirement} hidden through a command's imports (lm.process)"
+            cache.available = False
+            cache.message = f"{cache.requirement} hidden through a command's imports (lm.process)"
         else:
             check(cache)
 

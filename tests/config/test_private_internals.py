@@ -9,8 +9,8 @@ a run. Where each is used:
     submitit     lm/suite/launchers/submitit.py AutoExecutor._executor: its job_class, its update_parameters(visible_gpus);
                                                 SlurmInfoWatcher's _registered, _finished, _info_dict, _num_calls,
                                                 _last_status_check and is_done(mode="cache")
-    lightning-utilities  lm/process.py      RequirementCache._check_requirement, which sets `available`, and the
-                                                module attribute package_available, both looked up at each use
+    lightning-   lm/process.py                  RequirementCache._check_requirement, which sets `available`, and
+    utilities                                   the module's package_available, each looked up where it is used
     MLflow       lm/tracking/store.py           mlflow.tracking._tracking_service.utils._tracking_uri
                  lm/tracking/datasets.py        MetaDataset._to_mlflow_entity
     torch        lm/run/module.py               torch._functorch.config.ban_recompute_materialized_backward

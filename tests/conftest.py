@@ -32,16 +32,18 @@ SHARED = {
     "reliability/test_resume.py": "reliability-ctrl-c",
 }
 # The longest units, started first so that none is left to one worker at the end while the other has nothing to do
-# (worker-seconds, setups included, clean-clone `.ci/run` of 45564ac with `--durations=0`, 2026-12-03);
+# (worker-seconds, setups included, clean-clone `.ci/run` of 220ebef with `--durations=0`, 2026-12-04);
 # the rest follow in collection order.
 FIRST = [
-    "scaleout/test_ui_exercises.py",   # 630: every landing and printed link of every exercise in Chromium
-    "slurm",                           # 494: a time limit, the quick suite, a memory limit, scancel
-    "reliability-stores",              # 412: the kill loop, two suites at once
-    "speed/test_bench_process.py",     # 244: a whole make train against the plain loop
-    "suite/test_suite.py",             # 163
-    "server",                          # 157: the server stopped for 20 s, the quick suite on it
-    "scaleout/test_mlflow_server.py",  # 157
+    "slurm",                           # 375: a time limit, the quick suite, a memory limit, scancel
+    "scaleout/test_ui_exercises.py",   # 260: the session's quick store, every landing and printed link in Chromium
+    "reliability-stores",              # 147: the kill loop, two suites at once
+    "server",                          # 132: the server stopped for 20 s, the quick suite on it
+    "speed/test_bench_study.py",       # 95: a small study against its plain loops
+    "speed/test_make_bench.py",        # 89: the README's make bench, the report row on the quick store
+    "scaleout/test_mlflow_server.py",  # 71
+    "speed/test_bench_process.py",     # 70: a whole make train against the plain loop
+    "suite/test_suite.py",             # 63
 ]
 
 

@@ -60,7 +60,6 @@ def hide_unused() -> None:
 
     imports.package_available, imports.RequirementCache._check_requirement = package_available, check_requirement
 
-
 def show_unused() -> None:
     """lightning_utilities' checks as they were."""
     global _asked
@@ -70,7 +69,6 @@ def show_unused() -> None:
 
     imports.package_available, imports.RequirementCache._check_requirement = _asked
     _asked = None
-
 
 def finish(code: int) -> NoReturn:
     """Exits with code, past the interpreter's last garbage collection, which walks every object the imports made

@@ -7,6 +7,7 @@ does not exist, Ctrl-C.
 """
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -70,7 +71,21 @@ def same_numbers(store: Path, reference, args=ONE) -> harness.Audit:
 
 
 @pytest.fixture(scope="module")
-def reference(cluster, tmp_path_factory):
+def past_its_limit(cluster, tmp_path_factory):
+    """The quick baseline through sbatch with timeout_min=1, its run stalled after step 15 until SLURM ends the job at
+    its limit: started first (the reference asks for it), in a thread of its own, so that the minute or more SLURM
+    takes to reach the limit, when the job holds one of the node's 2 CPUs and uses none, overlaps the tests before
+    the one that reads it (133 s of waiting in one test, in the CI run of 2026-12-04)."""
+    tmp = tmp_path_factory.mktemp("time-limit")
+    store, folder = tmp / "store", tmp / "jobs"
+    with ThreadPoolExecutor(1) as pool:
+        yield store, folder, pool.submit(harness.run, "lm.commands.suite",
+                                         [*ONE, *slurm(folder, "launcher.parameters.timeout_min=1")], store,
+                                         fault=STALL, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def reference(cluster, past_its_limit, tmp_path_factory):
     """The quick suite with the local launcher: the numbers SLURM's runs must have."""
     store = tmp_path_factory.mktemp("local") / "store"
     o = harness.run("lm.commands.suite", QUICK, store)
@@ -87,7 +102,7 @@ def on_slurm(cluster, tmp_path_factory):
     return store, folder, o
 
 
-def test_the_quick_suite_on_slurm_finishes_every_run_with_the_local_launchers_numbers(on_slurm, reference, cluster):
+def test_the_quick_suite_on_slurm_finishes_every_run_with_the_local_launchers_numbers(reference, on_slurm, cluster):
     store, folder, o = on_slurm
     assert o.rc == 0, o.out[-2000:] + o.err[-3000:]
     assert "3 runs in 2 exercises" in o.out and "0 already done, 3 to run" in o.out
@@ -154,13 +169,12 @@ def test_scancel_of_a_running_job_leaves_its_run_resumable_and_the_next_call_res
     harness.record("slurm", scancel=f"run FAILED at step 15, resumed from step 10 to the same numbers")
 
 
-def test_a_job_past_its_time_limit_stops_with_a_checkpoint_and_the_next_call_resumes_it(cluster, reference, tmp_path):
+def test_a_job_past_its_time_limit_stops_with_a_checkpoint_and_the_next_call_resumes_it(past_its_limit, reference):
     """timeout_min=1, SLURM's least: no warning signal fits in a minute (lm/suite/launchers/submitit.py), so the job runs
     past its limit (SLURM checks limits every 30 s) and SLURM kills it; the run is FAILED with its checkpoint of step
     10. Had a warning come (SIGUSR2), the run would finish its step, save a checkpoint and end KILLED."""
-    store, folder = tmp_path / "store", tmp_path / "jobs"
-    o = harness.run("lm.commands.suite", [*ONE, *slurm(folder, "launcher.parameters.timeout_min=1")], store, fault=STALL,
-                    timeout=300)
+    store, folder, suite = past_its_limit
+    o = suite.result()
     run = harness.audit(store, ONE, artifacts=False)
     assert not run.running and run.finished == 0, o.out[-3000:]
     client = MlflowClient(harness.uri(store))

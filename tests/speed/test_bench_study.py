@@ -13,14 +13,17 @@ def test_a_small_study_is_set_against_its_plain_loops_with_its_cost_outside_the_
     plain, note = table.rows["the plain loop: its runs' seconds ÷ the workers"]
     assert 0 < plain < suite and note.startswith("on 2 workers, as they came: ")
     ratio, goal = table.rows["the suite against the plain loop ÷ the workers"]
-    assert goal == "target ≤ 1.15" and abs(ratio - suite / plain) < 0.01 * ratio   # one block: its own ratio
+    # one block: its own ratio, to the precision the two times are printed at (0.1 s each, on a plain loop of ~3 s)
+    assert goal == "target ≤ 1.15" and abs(ratio - suite / plain) <= ratio * (0.05 / plain + 0.05 / suite) + 5e-4
     once, share = table.rows["  of which once a suite (start-up before its first run, the means after its last)"]
     assert 0 < once < suite and share.split("%")[0].isdigit()
     median, note = table.rows["a trained run's cost outside its steps, median"]
     low, high = (float(x) for x in re.search(r"([\d.]+) to ([\d.]+) s over", note).groups())
-    assert note.startswith("target ≤ 3 s; mean ") and 0 < low <= median <= high
-    assert re.search(r"over 6 runs$", note)   # nopos' 2 and scaling's 4 variants at 1 seed, each trained
-    assert "(6 runs, 6 trained, 2 workers × 1 thread)" in table.sections[0]
+    # the range at 0.1 s, the median at 0.01 s: within the range to the range's rounding
+    assert note.startswith("target ≤ 3 s; mean ") and 0 < low and low - 0.05 <= median <= high + 0.05
+    # nopos' 2 and scaling's 4 variants at 1 seed; at the quick size scaling's base is nopos' pos, copied
+    assert re.search(r"over 5 runs$", note)
+    assert "(6 runs, 5 trained, 2 workers × 1 thread)" in table.sections[0]
     predicted, goal = table.rows["these exercises, predicted"]
     assert goal == "goal ≤ 60 min on 2 cores for the whole study" and 0 < predicted
     shares = {what.strip(): table.rows[what] for what in table.rows if what.strip() in bench_study.EXERCISES}

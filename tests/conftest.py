@@ -113,8 +113,6 @@ def store(tmp_path, monkeypatch):
 @pytest.fixture(scope="session")
 def quick_store(tmp_path_factory):
     """The folder of a store holding every exercise of the quick suite (`quick/<exercise>`), one seed each."""
-    import shutil
-
     from filelock import FileLock
 
     from lm.commands import suite
@@ -130,10 +128,16 @@ def quick_store(tmp_path_factory):
                 mp.setenv("TINYGPT_STORE", str(built))
                 assert suite.main(["quick=true"]) == 0
             (built / "built").touch()
-    root = tmp_path_factory.mktemp("quick-store")
-    shutil.copytree(built, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.lock*", "built"))
-    moved(root / "mlflow.db", built, root)
-    return root
+    return copied(built, tmp_path_factory.mktemp("quick-store"))
+
+
+def copied(store: Path, to: Path) -> Path:
+    """A copy of a store's folder (its database and artifacts) in `to`, its database pointing at its own artifacts."""
+    import shutil
+
+    shutil.copytree(store, to, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.lock*", "built"))
+    moved(to / "mlflow.db", store, to)
+    return to
 
 
 def moved(db: Path, old: Path, new: Path) -> None:

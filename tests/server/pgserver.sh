@@ -129,9 +129,12 @@ start_mlflow() {
   [ -x "$MLFLOW" ] || { echo "error: no $MLFLOW: build the environment first (make .venv/.installed)" >&2; exit 1; }
   $SUDO mkdir -p "$STATE/artifacts"
   # A process group of its own (setsid), so that stop ends the server and its workers together. The secrets go
-  # through the environment, never on a command line that ps would show.
+  # through the environment, never on a command line that ps would show. No job execution, as `make ui` (lm/commands/
+  # ui.py): MLflow's GenAI jobs are nothing this project runs, and their 7 huey consumers took 18 s of CPU at each
+  # start (CI of 2026-12-04).
   export PGPASSFILE=$STATE/pgpass MLFLOW_AUTH_CONFIG_PATH=$STATE/auth.ini MLFLOW_FLASK_SERVER_SECRET_KEY=$FLASK_SECRET_KEY
-  ${SUDO:+$SUDO --preserve-env=PGPASSFILE,MLFLOW_AUTH_CONFIG_PATH,MLFLOW_FLASK_SERVER_SECRET_KEY} \
+  export MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false
+  ${SUDO:+$SUDO --preserve-env=PGPASSFILE,MLFLOW_AUTH_CONFIG_PATH,MLFLOW_FLASK_SERVER_SECRET_KEY,MLFLOW_SERVER_ENABLE_JOB_EXECUTION} \
     setsid "$MLFLOW" server --host 127.0.0.1 --port "$PORT" --workers 1 \
     --backend-store-uri "postgresql+psycopg2://$DB_USER@127.0.0.1:$PG_PORT/$DB" \
     --artifacts-destination "$STATE/artifacts" --app-name basic-auth \

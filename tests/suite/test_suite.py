@@ -4,17 +4,19 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from lm.commands import suite
+from tests.conftest import copied
 
 ARGS = ["quick=true", "ablations=[baseline,nomask,temperature]"]
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    path = tmp_path_factory.mktemp("suite")
+def store(quick_store, tmp_path_factory):
+    """A copy of the session's quick store (tests/conftest.py), to change: every exercise's quick runs, those of
+    ARGS among them, trained by `suite.main(["quick=true"])` (its own suite here cost 26 s, CI of 2026-12-04)."""
+    path = copied(quick_store, tmp_path_factory.mktemp("suite"))
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TINYGPT_STORE", str(path))
         mp.delenv("MLFLOW_TRACKING_URI", raising=False)
-        assert suite.main(ARGS) == 0
         yield MlflowClient(f"sqlite:///{path}/mlflow.db"), mp
 
 
@@ -109,15 +111,15 @@ def test_bad_input_starts_nothing(args, message, tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "store").exists()
 
 
-def test_a_variant_two_exercises_share_is_trained_once_and_copied(tmp_path, monkeypatch, capsys):
+def test_a_variant_two_exercises_share_is_trained_once_and_copied(store, capsys):
     """nopos002's pos and heads' h4 are lesson 002's base model at the same steps: one trains, the other gets its
-    results."""
-    monkeypatch.setenv("TINYGPT_STORE", str(tmp_path))
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    results. Deleted, the copy is made again from the finished one, and nothing is trained."""
+    client, _ = store
+    client.delete_run({r.info.run_name: r for r in children(client, "quick/heads")[0]}["h4/seed1"].info.run_id)
     assert suite.main(["quick=true", "ablations=[nopos002,heads]"]) == 0
     out = capsys.readouterr().out
     assert "quick/heads/h4/seed1: copied from quick/nopos002/pos/seed1 (the same config)" in out
-    client = MlflowClient(f"sqlite:///{tmp_path}/mlflow.db")
+    assert "5 already done, 1 to run" in out
     pos = {r.info.run_name: r for r in children(client, "quick/nopos002")[0]}["pos/seed1"]
     h4 = {r.info.run_name: r for r in children(client, "quick/heads")[0]}["h4/seed1"]
     assert h4.info.status == "FINISHED" and h4.data.tags["copied_from"] == pos.info.run_id

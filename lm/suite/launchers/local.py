@@ -30,8 +30,8 @@ _slot = None
 
 def _context() -> mp.context.BaseContext:
     """Workers forked from a fork server that imported what a run needs (lm/suite/preload.py) once for all of them:
-    a suite's 2 workers had imported it each, 6 s of CPU apiece, a third of a quick suite's CPU. Spawned, each
-    importing it all itself, where there is no fork server (Windows)."""
+    a suite's 2 workers had imported it each, about 6 s of CPU apiece (a 7-run quick suite: 39 and 33 CPU-s against 41
+    and 45 spawned, docs/speed.md). Spawned, each importing it all itself, where there is no fork server (Windows)."""
     if "forkserver" not in mp.get_all_start_methods():
         return mp.get_context("spawn")
     ctx = mp.get_context("forkserver")

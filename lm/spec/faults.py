@@ -16,8 +16,8 @@
 The points: `step` (a training step has ended), `validation` (a validation batch), `logging` (just before a write
 of metrics to MLflow), `checkpoint` (a checkpoint is being written: the old one is still in place). Counts are per
 process. A kill without `group` hits the process that started it all (the suite) and the first of its processes to
-get there; the suite's other workers then die on their own, as they must when a suite is killed. With TINYGPT_FAULT_LOG set, each fault appends
-a line there first, so a test can tell its own kill from a crash.
+get there; the suite's other workers then die on their own, as they must when a suite is killed. With
+TINYGPT_FAULT_LOG set, each fault appends a line there first, so a test can tell its own kill from a crash.
 
 Unset, `point` costs a comparison: the variable is read once, when this module is imported.
 """

@@ -90,5 +90,5 @@ bench: $(VENV)/.installed  ## the speed table, side by side (ARGS="quick=true on
 clean:
 	rm -rf reports .pytest_cache
 
-gpu-check: $(VENV)/.installed  ## on a lent GPU, about 8 minutes: the gpu and large profiles timed, the quick suite on CUDA, fp32 CUDA against CPU (ARGS="quick=true runtime.accelerator=cpu" on a CPU)
+gpu-check: $(VENV)/.installed  ## on a lent GPU, over 10 minutes: fp32 CUDA against CPU, the quick suite on CUDA, the gpu and large profiles timed (ARGS="quick=true runtime.accelerator=cpu" on a CPU)
 	$(PY) -m lm.commands.makeargs lm.tools.gpucheck ARGS

@@ -276,12 +276,14 @@ class BenchOptions:
 
 
 class Step(str, Enum):
-    """A step of `make gpu-check`."""
+    """A step of `make gpu-check`, in the order they run: the checks that the harness works there before the timings,
+    so that a lease cut short still says whether it does (on an H200, the timings alone took most of a 10-minute
+    command)."""
     ENV = "env"
+    NUMERICS = "numerics"
+    SUITE = "suite"
     GPU = "gpu"
     LARGE = "large"
-    SUITE = "suite"
-    NUMERICS = "numerics"
 
 
 class Accelerator(str, Enum):

@@ -112,6 +112,11 @@ class RunRecord:
         return Path(urllib.parse.unquote(urllib.parse.urlsplit(self.artifact_uri).path))
 
 
+def is_new(uri: str) -> bool:
+    """A local SQLite store whose file is not there yet: every run of a suite on it is still to do."""
+    return uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).exists()
+
+
 def run_record(uri: str, run_id: str) -> RunRecord | None:
     """The run's status and tags, or None if the store has no such run."""
     if uri.startswith("sqlite:///"):

@@ -43,6 +43,12 @@ class InProcess:
     """The least a launcher is: each run in the suite's own process, one at a time."""
     capacity, threads = 1, 1
     started: list = []
+    warmed: list = []   # whether the store's file was there at each call of warm
+    store = Path("mlflow.db")   # the store the test runs the suite on
+
+    @classmethod
+    def warm(cls) -> None:
+        cls.warmed.append(cls.store.exists())
 
     @classmethod
     def check(cls, cfg: LauncherConfig) -> None:
@@ -71,11 +77,13 @@ class InProcess:
 def in_process(monkeypatch):
     monkeypatch.setitem(launchers.LAUNCHERS, "in_process", InProcess)
     monkeypatch.setattr(InProcess, "started", [])
+    monkeypatch.setattr(InProcess, "warmed", [])
     return InProcess
 
 
-def test_a_launcher_of_ones_own_runs_the_suite_once_registered(in_process, tmp_path, capsys):
+def test_a_launcher_of_ones_own_runs_the_suite_once_registered(in_process, tmp_path, capsys, monkeypatch):
     uri = f"sqlite:///{tmp_path}/mlflow.db"
+    monkeypatch.setattr(InProcess, "store", tmp_path / "mlflow.db")
     spec = SuiteSpec(ablations=["heads"], variants=["heads/h1", "heads/h2"], quick=True, tracking_uri=uri,
                      launcher=LauncherConfig(name="in_process"))
     result = run(spec)
@@ -85,6 +93,10 @@ def test_a_launcher_of_ones_own_runs_the_suite_once_registered(in_process, tmp_p
     assert (launch.runs, launch.config.name) == (2, "in_process")
     client = MlflowClient(uri)
     assert {client.get_run(r.run_id).info.status for r in result.runs} == {"FINISHED"}
+    # A new store: every run to do, so the launcher warmed up before the store was opened. On the store it made,
+    # where the runs may all be finished, it does not (the local launcher's warming is its workers' imports).
+    assert in_process.warmed == [False]
+    assert run(spec).status == ExitStatus.OK and in_process.warmed == [False]
 
 
 def test_a_launcher_that_refuses_is_its_line_before_any_work(in_process, tmp_path):

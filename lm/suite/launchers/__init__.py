@@ -79,6 +79,10 @@ class Launcher(Protocol):
     def start(cls, launch: Launch) -> "Launcher":
         """The launcher, ready for the launch's runs."""
 
+    # Optional, and the suite calls it only where every run is still to do (a new store), before its own set-up:
+    # @classmethod
+    # def warm(cls) -> None: what can start beside that set-up (local.py: its workers' imports).
+
     def submit(self, fn: Callable[..., dict], *args) -> Work:
         """fn(*args) started; a submission that fails is a Work whose result() raises."""
 

@@ -55,12 +55,13 @@ def run(spec: SuiteSpec, echo: bool = True) -> SuiteResult:
     say = Echo(echo)
     try:
         p = plan(spec)
+        uri = store_check.resolve_uri(spec.tracking_uri)
         launcher = launchers.find(spec.launcher.name)
-        if hasattr(launcher, "warm") and store_check.is_new(store_check.resolve_uri(spec.tracking_uri)):
+        if hasattr(launcher, "warm") and store_check.is_new(uri):
             launcher.warm()   # beside the imports and the store below: every run is to do
         # The heavy imports, torch, Lightning and MLflow (5 s), once the arguments, every run's config and the
         # server's answer to this login are known to be good: a mistake above is one line at once.
-        store_check.check_server(store_check.resolve_uri(spec.tracking_uri))
+        store_check.check_server(uri)
         from lm.run import train
         from lm.tracking.store import Store
 

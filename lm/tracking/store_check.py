@@ -112,15 +112,22 @@ class RunRecord:
         return Path(urllib.parse.unquote(urllib.parse.urlsplit(self.artifact_uri).path))
 
 
+def _sqlite_file(uri: str) -> Path | None:
+    """The database file of a local SQLite store's URI; None for any other store."""
+    return Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
+
+
 def is_new(uri: str) -> bool:
     """A local SQLite store whose file is not there yet: every run of a suite on it is still to do."""
-    return uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).exists()
+    db = _sqlite_file(uri)
+    return db is not None and not db.exists()
 
 
 def run_record(uri: str, run_id: str) -> RunRecord | None:
     """The run's status and tags, or None if the store has no such run."""
-    if uri.startswith("sqlite:///"):
-        return _from_sqlite(Path(uri.removeprefix("sqlite:///")), run_id)
+    db = _sqlite_file(uri)
+    if db is not None:
+        return _from_sqlite(db, run_id)
     if uri.startswith(("http://", "https://")):
         return _from_server(uri, run_id)
     raise CannotTell(uri)

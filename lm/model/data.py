@@ -132,21 +132,24 @@ def val_batches(corpus: Corpus, n_batches: int, batch_size: int, block_size: int
 HELD_OUT_BATCH = 4096
 
 
-def held_out_windows(corpus: Corpus, block_size: int) -> list:
+def held_out_windows(corpus: Corpus, block_size: int, limit: int = 0) -> list:
     """Every window of the held-out text, for the final validation: non-overlapping windows of block_size characters
     covering it in order, each scoring the character after each of its own, the last one shorter, so that every
     prediction of the held-out text is scored once; of documents, every held-out document, cut to the context. In
     batches of about HELD_OUT_BATCH predictions. The same windows, in the same order, for every run of a corpus and a
-    context, so two runs' window losses pair window by window."""
+    context, so two runs' window losses pair window by window. limit: only the first `limit` windows (0: all), for
+    toy runs."""
     per_batch = max(1, HELD_OUT_BATCH // block_size)
     if corpus.documents:
         x, y = corpus.windows_of(corpus.val, block_size)
+        x, y = (x[:limit], y[:limit]) if limit else (x, y)
         return list(zip(x.split(per_batch), y.split(per_batch)))
     data = corpus.val
     n = (len(data) - 1) // block_size
-    x, y = data[:n * block_size].view(n, block_size), data[1:n * block_size + 1].view(n, block_size)
+    whole = min(n, limit) if limit else n
+    x, y = data[:whole * block_size].view(whole, block_size), data[1:whole * block_size + 1].view(whole, block_size)
     batches = list(zip(x.split(per_batch), y.split(per_batch)))
-    if len(data) - 1 > n * block_size:
+    if whole == n and len(data) - 1 > n * block_size:
         batches.append((data[n * block_size:-1][None], data[n * block_size + 1:][None]))
     return batches
 

@@ -335,7 +335,7 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
     model.eval()
     # Every window of the held-out tenth, not the fixed sample the curve reads: the final val_loss and its error
     # over windows are the text's, and each window's loss is kept so that two runs pair window by window.
-    val = probes.validation(model, held_out_windows(corpus, cfg.model.block_size))
+    val = probes.validation(model, held_out_windows(corpus, cfg.model.block_size, cfg.eval.final_windows))
     metrics = {k: v for k, v in val.items() if isinstance(v, float)}
     if cfg.eval.honest:
         metrics["honest_val_loss"] = probes.honest(model, dm.val, cfg.eval.honest_windows)

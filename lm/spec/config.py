@@ -38,11 +38,15 @@ class EvalConfig:
     honest_windows: int = 128
     head_windows: int = 64      # head statistics over this many validation windows,
     head_skip: int = 8          # skipping the first positions, which have little to look at
+    final_windows: int = 0      # the final validation on the held-out text's first this many windows; 0: on every
+    #                             window (the lessons' measure); toy runs cap it, where it cost more than their steps
 
     def __post_init__(self):
         for name in ("every", "val_batches", "val_batch_size", "honest_windows", "head_windows"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"eval.{name}={getattr(self, name)} must be positive")
+        if self.final_windows < 0:
+            raise ValueError(f"eval.final_windows={self.final_windows} must be 0 (every window) or positive")
 
 
 @dataclass
@@ -96,6 +100,8 @@ class RunConfig:
             d.pop(k)
         for k in ("path", "cache_dir"):
             d["data"].pop(k)
+        if not d["eval"]["final_windows"]:  # at its default, every window: the hash runs had before the key existed
+            d["eval"].pop("final_windows")
         return d
 
     @property

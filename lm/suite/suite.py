@@ -35,7 +35,7 @@ from lm.tracking import aggregates, views
 DEFAULT_SEEDS = 3  # per variant: the fewest a firm verdict needs (analysis/verdicts/decision.py's MIN_SEEDS)
 QUICK_OVERRIDES = [  # toy size: every code path, in seconds
     "train.steps=20", "eval.every=10", "eval.val_batches=2", "eval.val_batch_size=16", "eval.honest_windows=8",
-    "eval.head_windows=8", "sample.length=100", "sample.count=2",
+    "eval.head_windows=8", "eval.final_windows=64", "sample.length=100", "sample.count=2",
 ]
 
 

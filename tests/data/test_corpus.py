@@ -63,6 +63,21 @@ def test_the_final_validation_of_documents_reads_every_held_out_name(names):
     assert (y >= 0).sum() == (names.val[:, 1:17] >= 0).sum()          # every target a context of 16 reaches
 
 
+@pytest.mark.parametrize("corpus", ["shakespeare", "names"])
+def test_a_toy_runs_final_validation_reads_the_first_windows_of_the_same_held_out_text(corpus, request):
+    """eval.final_windows=n (the quick suite's 64): the first n of the windows a full run reads, in the same order,
+    so two toy runs still pair window by window; the quick suite sets it."""
+    from lm.suite.suite import QUICK_OVERRIDES
+
+    data = request.getfixturevalue(corpus)
+    def windows(batches):   # (x, y), every window of the whole context, in order
+        return [torch.cat([b[i] for b in batches if b[0].size(1) == 16]) for i in (0, 1)]
+
+    every, first = windows(held_out_windows(data, 16)), windows(held_out_windows(data, 16, limit=300))
+    assert len(first[0]) == 300 and all(torch.equal(a[:300], b) for a, b in zip(every, first))
+    assert "eval.final_windows=64" in QUICK_OVERRIDES
+
+
 def test_names_are_documents_wrapped_in_bos(names):
     assert names.vocab_size == 27 and names.bos == 26
     assert len(names.train) + len(names.val) == 32_033   # 32,033 names; the file's last line has no newline

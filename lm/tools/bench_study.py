@@ -29,9 +29,20 @@ WORKERS = 2
 
 
 def _one_thread() -> None:
+    """A pool worker's set-up: one torch thread, and an end with the bench's process, however it ends (a SIGTERM'd
+    bench left its spawned workers waiting for work that never came)."""
+    import threading
+
     import torch
 
     torch.set_num_threads(1)
+    parent = mp.parent_process()   # its sentinel is ready once the parent has gone
+
+    def orphaned() -> None:
+        parent.join()
+        os._exit(1)
+
+    threading.Thread(target=orphaned, daemon=True).start()
 
 
 def _warm() -> int:

@@ -30,3 +30,43 @@ def test_a_small_study_is_set_against_its_plain_loops_with_its_cost_outside_the_
     assert set(shares) == {"nopos", "scaling"} and all(0 < m <= predicted for m, _ in shares.values())
     assert "`make ablations ablations=[nopos,scaling]` at 3 seeds, predicted: 18 runs, 18 trained, 5 shapes" \
         in table.sections[1]
+
+
+def test_the_plain_loops_pool_ends_with_the_bench_however_the_bench_ends():
+    """A SIGTERM'd bench (a scheduler's limit, a `kill`) had left its spawned plain-loop workers alive, waiting for
+    work; each now ends when the bench's process has gone."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    program = ("import multiprocessing as mp, time\n"
+               "from concurrent.futures import ProcessPoolExecutor\n"
+               "from lm.tools import bench_study\n"
+               "if __name__ == '__main__':\n"
+               "    pool = ProcessPoolExecutor(2, mp_context=mp.get_context('spawn'), initializer=bench_study._one_thread)\n"
+               "    print(*[f.result() for f in [pool.submit(bench_study._warm) for _ in range(2)]], flush=True)\n"
+               "    time.sleep(120)\n")
+    bench = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
+    workers = [int(pid) for pid in bench.stdout.readline().split()]
+    assert len(set(workers)) == 2
+    bench.send_signal(signal.SIGTERM)
+    assert bench.wait(10) == -signal.SIGTERM
+    deadline = time.monotonic() + 10
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [pid for pid in workers if _running(pid)]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive
+
+
+def _running(pid: int) -> bool:
+    """Whether the process is alive (a zombie, dead but not yet reaped by init, is not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

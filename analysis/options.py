@@ -1,10 +1,9 @@
 """`make report`'s options, and the checks it makes before it imports pandas, seaborn and MLflow (4 s)."""
 import sys
-from pathlib import Path
 
 from lm.spec import exercises, options
 from lm.spec.errors import ConfigError, TrackingError
-from lm.tracking.store_check import check_server, resolve_uri
+from lm.tracking.store_check import check_server, resolve_uri, sqlite_file
 
 
 def parse(argv: list[str]) -> options.ReportOptions:
@@ -15,7 +14,7 @@ def parse(argv: list[str]) -> options.ReportOptions:
 
 def no_store(uri: str) -> str | None:
     """Why there is nothing to read at uri, when a look at the file tells: opening it would create an empty store."""
-    db = Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
+    db = sqlite_file(uri)
     if db is not None and not db.is_file():
         return f"no MLflow store at {db}; run `make ablations` first, or set TINYGPT_STORE or MLFLOW_TRACKING_URI"
     return None

@@ -29,7 +29,7 @@ from analysis.report import (attention_view, docs_pages, environments, knockout,
                              sections, verdict_grid)
 from analysis.report.document import Doc
 from analysis.report.kinds import Context, Kind, what_changes
-from analysis.store_reading.reader import ExerciseRuns, Reader, StoreError, sqlite_path
+from analysis.store_reading.reader import ExerciseRuns, Reader, StoreError
 from analysis.verdicts import claims, decision, stats
 from analysis.verdicts.decision import FIRM
 from lm.heads.summary import headline, strongest
@@ -39,6 +39,7 @@ from lm.spec.errors import ConfigError
 from lm.spec.exercises import Source, terms, tree
 from lm.spec.options import ReportOptions
 from lm.tracking.store import EXPERIMENT_KIND
+from lm.tracking.store_check import sqlite_file
 from lm.tracking.store_check import redact, resolve_uri
 
 
@@ -370,7 +371,7 @@ def log_report(reader: Reader, out: Path, opts: ReportOptions, counts: dict) -> 
     client = reader.client
     exp = client.get_experiment_by_name(name)
     if exp is None:
-        db = sqlite_path(reader.uri)  # beside the database, as the training runs' artifacts are
+        db = sqlite_file(reader.uri)  # beside the database, as the training runs' artifacts are
         location = (db.parent / "artifacts" / name.replace("/", "-")).as_uri() if db else None
         exp_id = client.create_experiment(name, artifact_location=location, tags=EXPERIMENT_KIND)
     else:

@@ -19,7 +19,7 @@ from lm.spec import measures
 from lm.spec.errors import TrackingError
 from lm.spec.exercises import Exercise, NotApplicable, NotMeasured, NotRun
 from lm.tracking.store import every_experiment, every_run, pointed_at
-from lm.tracking.store_check import check_server, redact
+from lm.tracking.store_check import check_server, redact, sqlite_file
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 # Each window's value of a final metric, as the runs log it: the final validation's loss on every window of the
@@ -40,10 +40,6 @@ def at_time(times, values, t: float) -> tuple[float, bool]:
 
 class StoreError(RuntimeError):
     """A store that cannot be read, or holds nothing to report; the message is one line."""
-
-
-def sqlite_path(uri: str) -> Path | None:
-    return Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
 
 
 class Reader:

@@ -19,11 +19,10 @@ import socket
 import sys
 import urllib.request
 from importlib.metadata import entry_points
-from pathlib import Path
 
 from lm.spec import options
 from lm.spec.errors import ConfigError
-from lm.tracking.store_check import login, redact, resolve_uri
+from lm.tracking.store_check import login, redact, resolve_uri, sqlite_file
 
 LOOPBACK = "127.0.0.1"
 APP = "tinygpt"
@@ -97,8 +96,9 @@ def command(uri: str, host: str, port: int, extra: list[str]) -> list[str]:
     # lm/commands/ui_app.py
     cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", uri,
            "--host", host, "--port", str(port)]
-    if uri.startswith("sqlite:///"):  # the runs' artifacts sit beside the database, in the store's folder
-        artifacts = Path(uri.removeprefix("sqlite:///")).parent / "artifacts"
+    db = sqlite_file(uri)
+    if db is not None:  # the runs' artifacts sit beside the database, in the store's folder
+        artifacts = db.parent / "artifacts"
         cmd += ["--serve-artifacts", "--artifacts-destination", str(artifacts)]
     if not any(a == "--workers" or a.startswith("--workers=") or a == "-w" for a in extra):
         cmd += ["--workers", "1"]  # one person's browser; MLflow's default of 4 only slows the start
@@ -161,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    if uri.startswith("sqlite:///"):
-        db = Path(uri.removeprefix("sqlite:///"))
+    db = sqlite_file(uri)
+    if db is not None:
         if not db.is_file():
             print(f"note: {db} has no runs yet (`make ablations-quick` makes some in a minute)", file=sys.stderr)
         db.parent.mkdir(parents=True, exist_ok=True)
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
               f"port {args.port} can read, change and delete these runs", file=sys.stderr)
     print(f"MLflow UI for {redact(uri)}\n  open {address(host, args.port)}  (starting: a few seconds; Ctrl-C stops it)",
           flush=True)
-    links = exercise_links(uri, address(host, args.port)) if not uri.startswith("sqlite:///") or db.is_file() else []
+    links = exercise_links(uri, address(host, args.port)) if db is None or db.is_file() else []
     if links:
         print("  each exercise's runs (and, below, its seeds charted by variant):")
         print_links(links)

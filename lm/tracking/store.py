@@ -17,7 +17,7 @@ from mlflow.tracking._tracking_service import utils as mlflow_uri
 
 from lm.spec import faults
 from lm.spec.errors import TrackingError  # noqa: F401  (raised here, caught before MLflow is imported)
-from lm.tracking.store_check import check_server, default_store, redact, resolve_uri  # noqa: F401  (known without MLflow)
+from lm.tracking.store_check import check_server, default_store, redact, resolve_uri, sqlite_file  # noqa: F401  (known without MLflow)
 from lm.tracking import reference
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -93,8 +93,9 @@ class Store:
     def __init__(self, uri: str | None = None, checkpoint_dir: str | None = None):
         self.uri = resolve_uri(uri)
         self.local_dir: Path | None = None
-        if self.uri.startswith("sqlite:///"):
-            self.local_dir = Path(self.uri.removeprefix("sqlite:///")).parent
+        db = sqlite_file(self.uri)
+        if db is not None:
+            self.local_dir = db.parent
             self._check_writable(self.local_dir)
         elif self.uri.startswith(("http://", "https://")):
             check_server(self.uri)

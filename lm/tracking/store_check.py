@@ -112,20 +112,20 @@ class RunRecord:
         return Path(urllib.parse.unquote(urllib.parse.urlsplit(self.artifact_uri).path))
 
 
-def _sqlite_file(uri: str) -> Path | None:
+def sqlite_file(uri: str) -> Path | None:
     """The database file of a local SQLite store's URI; None for any other store."""
     return Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
 
 
 def is_new(uri: str) -> bool:
     """A local SQLite store whose file is not there yet: every run of a suite on it is still to do."""
-    db = _sqlite_file(uri)
+    db = sqlite_file(uri)
     return db is not None and not db.exists()
 
 
 def run_record(uri: str, run_id: str) -> RunRecord | None:
     """The run's status and tags, or None if the store has no such run."""
-    db = _sqlite_file(uri)
+    db = sqlite_file(uri)
     if db is not None:
         return _from_sqlite(db, run_id)
     if uri.startswith(("http://", "https://")):

@@ -39,8 +39,7 @@ from lm.spec.errors import ConfigError
 from lm.spec.exercises import Source, terms, tree
 from lm.spec.options import ReportOptions
 from lm.tracking.store import EXPERIMENT_KIND
-from lm.tracking.store_check import sqlite_file
-from lm.tracking.store_check import redact, resolve_uri
+from lm.tracking.store_check import redact, resolve_uri, sqlite_file
 
 
 # --- helpers ---------------------------------------------------------------------------------------------

@@ -142,11 +142,10 @@ def held_out_windows(corpus: Corpus, block_size: int, limit: int = 0) -> list:
     per_batch = max(1, HELD_OUT_BATCH // block_size)
     if corpus.documents:
         x, y = corpus.windows_of(corpus.val, block_size)
-        x, y = (x[:limit], y[:limit]) if limit else (x, y)
-        return list(zip(x.split(per_batch), y.split(per_batch)))
+        return list(zip(x[:limit or None].split(per_batch), y[:limit or None].split(per_batch)))
     data = corpus.val
     n = (len(data) - 1) // block_size
-    whole = min(n, limit) if limit else n
+    whole = min(n, limit or n)
     x, y = data[:whole * block_size].view(whole, block_size), data[1:whole * block_size + 1].view(whole, block_size)
     batches = list(zip(x.split(per_batch), y.split(per_batch)))
     if whole == n and len(data) - 1 > n * block_size:

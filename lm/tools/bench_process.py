@@ -159,7 +159,8 @@ def spread(ratios: list[float]) -> str:
 
 
 def whole_run(table, scratch: str, steps: int, pairs: int, extra: list[str] = ()) -> None:
-    """`python -m lm.commands.train` at its default options (and any extra overrides) against `python -m lm.tools.plain_loop`,
+    """`python -m lm.commands.train` at its default options (and any extra overrides) against `python -m lm.tools.plain_loop`
+    with the same overrides (the same recipe, its validations included),
     in pairs, A B A B … (each pair under the same load, whatever the machine does between pairs), on a store that
     exists already, as every `make train` but the first finds it; the median of the pairs' ratios with their
     spread, the in-fit ms/step of both, and the harness's extra seconds split between the steps and the rest; then
@@ -171,7 +172,7 @@ def whole_run(table, scratch: str, steps: int, pairs: int, extra: list[str] = ()
         ["-c", "import lm.tracking.store"], env, 0)
     harness, plain = [], []
     for _ in range(pairs):
-        plain.append(timed(["-m", "lm.tools.plain_loop", str(steps)], env, 0))
+        plain.append(timed(["-m", "lm.tools.plain_loop", str(steps), *extra], env, 0))
         harness.append(timed(["-m", "lm.commands.train", f"train.steps={steps}", *extra], env, 0))
     ratios = sorted(h.seconds / p.seconds for h, p in zip(harness, plain))
     h, h_exit, p, p_exit = (statistics.median(getattr(r, k) for r in runs)
@@ -181,7 +182,7 @@ def whole_run(table, scratch: str, steps: int, pairs: int, extra: list[str] = ()
     extra_s = statistics.median(a.seconds - b.seconds for a, b in zip(harness, plain))
     in_fit = statistics.median(steps * (ms_per_step(a.out) - ms_per_step(b.out)) / 1000 for a, b in zip(harness, plain))
     table.section(f"a whole `make train` process against a plain PyTorch loop's process, {steps} steps each, start-up "
-                  f"and a final evaluation included, {pairs} pairs A B A B …, medians; load average {load()}")
+                  f"and the recipe's validations included, {pairs} pairs A B A B …, medians; load average {load()}")
     table.add("plain loop (python -m lm.tools.plain_loop)", f"{p:.1f} s", f"in fit {p_ms:.2f} ms/step")
     table.add("make train, default options (python -m lm.commands.train)", f"{h:.1f} s", f"in fit {h_ms:.2f} ms/step")
     table.add("ratio of in-fit steps, pair by pair", f"{statistics.median(step_ratios):.3f}",

@@ -4,11 +4,13 @@ A block of the suite is `python -m lm.commands.suite` (a whole process: its impo
 plan, the store, the runs and their end-of-run measurements as the suite chooses them, the exercises' means), into
 a new store each block; a block of the plain loop trains each of the suite's runs (a twin once) with
 lm/tools/plain_loop.py's `train` on a pool of as many single-threaded worker processes as the suite had, started
-before the clock. Blocks alternate, A B A B …, under the same load. Printed: the suite's wall time against the sum of
-its runs' plain-loop times divided by the workers, and each trained run's cost outside its steps (its MLflow
-duration, from creation to its end, less its steps at its own ms/step). Then the cost model: the whole `make
-ablations` at 3 seeds predicted from each run shape's measured step and validation costs and that cost outside the
-steps (docs/speed.md says where it cannot reach an hour on 2 cores).
+before the clock. Blocks alternate, A B A B …, under the same load. The plain loop keeps the run's recipe, its
+validations included (before training and every eval.every steps, as the lessons' own loops validate). Printed: the
+suite's wall time against the sum of its runs' plain-loop times divided by the workers, and each trained run's cost
+outside its steps (its MLflow duration, from creation to its end, less its steps at its own ms/step), whole and
+beyond the plain loop's own outside its steps (its model built, the recipe's validations). Then the cost model: the
+whole `make ablations` at 3 seeds predicted from each run shape's measured step and validation costs and that cost
+beyond the plain loop's (docs/speed.md says where it cannot reach an hour on 2 cores).
 """
 import multiprocessing as mp
 import os
@@ -63,28 +65,32 @@ def study(table, scratch: str, quick: bool) -> None:
     words = [*(["quick=true"] if quick else []), f"ablations=[{','.join(EXERCISES)}]", f"seeds={seeds}",
              f"workers={WORKERS}", "threads=1", f"train.steps={steps}"]
     jobs = plan(load_suite_config(words)).jobs
-    configs = list({j.config_hash: j.cfg for j in jobs}.values())   # a twin is copied, not trained
+    configs = {j.config_hash: j.cfg for j in jobs}   # a twin is copied, not trained
     env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
-    walls, ideals, packed, outside, fixed = [], [], [], [], []
+    walls, ideals, packed, outside, beyond, fixed = [], [], [], [], [], []
     with ProcessPoolExecutor(WORKERS, mp_context=mp.get_context("spawn"), initializer=_one_thread) as pool:
         list(f.result() for f in [pool.submit(_warm) for _ in range(WORKERS)])
         for block in range(blocks):
             store = os.path.join(scratch, f"study{block}")
-            t = time.time()
+            t_suite = time.time()
             done = subprocess.run([sys.executable, "-m", "lm.commands.suite", *words], env={**env, "TINYGPT_STORE": store},
                                   capture_output=True, text=True)
             end = time.time()
             if done.returncode:
                 raise RuntimeError(f"the bench's study failed: {done.stderr[-2000:]}")
-            walls.append(end - t)
-            runs = _trained_runs(f"sqlite:///{store}/mlflow.db")
-            outside += [(r.info.end_time - r.info.start_time) / 1000 - steps * r.data.metrics["ms_per_step"] / 1000
-                        for r in runs]
-            fixed.append(min(r.info.start_time for r in runs) / 1000 - t + end - max(r.info.end_time for r in runs) / 1000)
+            walls.append(end - t_suite)
             t = time.time()
-            plain = [f.result().seconds for f in [pool.submit(plain_loop.train, cfg, steps, 1) for cfg in configs]]
+            plain = dict(zip(configs, [f.result() for f in [pool.submit(plain_loop.train, configs[h], steps, 1)
+                                                           for h in configs]]))
             packed.append(time.time() - t)
-            ideals.append(sum(plain) / WORKERS)
+            ideals.append(sum(p.seconds for p in plain.values()) / WORKERS)
+            runs = _trained_runs(f"sqlite:///{store}/mlflow.db")
+            for r in runs:
+                p = plain[r.data.tags["config_hash"]]
+                run_outside = (r.info.end_time - r.info.start_time) / 1000 - steps * r.data.metrics["ms_per_step"] / 1000
+                outside.append(run_outside)
+                beyond.append(run_outside - (p.seconds - steps * p.ms_per_step / 1000))
+            fixed.append(min(r.info.start_time for r in runs) / 1000 - t_suite + end - max(r.info.end_time for r in runs) / 1000)
     ratio = statistics.median(w / i for w, i in zip(walls, ideals))
     table.section(f"a study: `make ablations {' '.join(w for w in words if not w.startswith(('workers', 'threads')))}` "
                   f"({len(jobs)} runs, {len(configs)} trained, {WORKERS} workers × 1 thread) against the same runs by "
@@ -98,9 +104,13 @@ def study(table, scratch: str, quick: bool) -> None:
               f"{statistics.median(fixed):.1f} s", f"{statistics.median(fixed) / statistics.median(walls):.0%} of "
               "the suite; a worker's own start-up is in its first run's cost below")
     table.add("a trained run's cost outside its steps, median", f"{statistics.median(outside):.2f} s",
-              f"target ≤ 3 s; mean {statistics.mean(outside):.2f} s, {min(outside):.1f} to {max(outside):.1f} s "
-              f"over {len(outside)} runs")
-    predict(table, statistics.median(outside), quick, EXERCISES if quick else ())   # quick: 5 of the 24 shapes
+              f"the recipe's validations included; mean {statistics.mean(outside):.2f} s, {min(outside):.1f} to "
+              f"{max(outside):.1f} s over {len(outside)} runs")
+    table.add("  beyond the plain loop's own (its model built, the recipe's validations), median",
+              f"{statistics.median(beyond):.2f} s", f"target ≤ 3 s; mean {statistics.mean(beyond):.2f} s, "
+              f"{min(beyond):.1f} to {max(beyond):.1f} s over {len(beyond)} runs")
+    # the prediction counts the validations itself, so beside the steps it adds only the harness's own cost
+    predict(table, statistics.median(beyond), quick, EXERCISES if quick else ())   # quick: 5 of the 24 shapes
 
 
 def _per_step(cfg, steps: int) -> tuple[float, float, float]:
@@ -111,7 +121,6 @@ def _per_step(cfg, steps: int) -> tuple[float, float, float]:
     from lm.model.model import GPT, honest_loss
 
     done = plain_loop.train(cfg, steps, 1)
-    validation = max(done.seconds - steps * done.ms_per_step / 1000, 0.0)
     honest = 0.0
     if cfg.eval.honest:
         model = GPT(cfg.model).eval()
@@ -119,7 +128,7 @@ def _per_step(cfg, steps: int) -> tuple[float, float, float]:
         t = time.perf_counter()
         honest_loss(model, x, x)
         honest = time.perf_counter() - t
-    return done.ms_per_step, validation, honest
+    return done.ms_per_step, done.validation_s, honest
 
 
 def _shape(cfg) -> str:
@@ -131,7 +140,7 @@ def _shape(cfg) -> str:
 def predict(table, outside: float, quick: bool, ablations: list[str] = (), seeds: int = 3, workers: int = WORKERS) -> float:
     """`make ablations` at `seeds` seeds on the exercises named (every exercise where none is), predicted: each trained run's steps at its measured
     ms/step, its validations (the honest loss's included) at their measured seconds, and `outside` seconds beside
-    (the study's measured cost outside the steps), packed longest first onto `workers` single-threaded workers as the
+    (the study's measured cost of a run beyond the plain loop's), packed longest first onto `workers` single-threaded workers as the
     suite packs them. Returns the predicted minutes; prints each exercise's share."""
     chosen = [f"ablations=[{','.join(ablations)}]"] if ablations else []
     jobs = plan(load_suite_config([*chosen, f"seeds={seeds}", f"workers={workers}", "threads=1"])).jobs

@@ -161,6 +161,12 @@ class AtomicCheckpoint(ModelCheckpoint):
         if not self._should_skip_saving_checkpoint(trainer):
             self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
 
+    def on_train_end(self, trainer, pl_module):
+        # Training's end, the last step's or a stop's, which no validation follows: a run killed during its
+        # end-of-run measurements, or stopped by a signal, resumes from here. (Lightning's own writes last.ckpt
+        # only where no checkpoint was written before.)
+        self.on_validation_end(trainer, pl_module)
+
     @functools.cached_property
     def state_key(self) -> str:
         # Lightning names a profiler section with it for every hook of every step, and ModelCheckpoint's is a repr of
@@ -286,9 +292,7 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop, callbacks) ->
                                       process_position=cfg.runtime.progress_position)] if cfg.runtime.progress else [])],
         )
         trainer.fit(module, dm, ckpt_path=resume, weights_only=True)
-        if stop.signal:
-            trainer.save_checkpoint(ckpt_dir / "last.ckpt.part")  # then one rename, as AtomicCheckpoint does
-            os.replace(ckpt_dir / "last.ckpt.part", ckpt_dir / "last.ckpt")
+        if stop.signal:  # its checkpoint written as training ended (AtomicCheckpoint.on_train_end)
             raise Interrupted(f"stopped by {stop.signal} at step {trainer.global_step}")
     return measure(cfg, corpus, store, run_id, module.model.cpu(), dm, recorder)
 

@@ -111,6 +111,26 @@ def test_curves_are_logged_per_step(finished):
     val = sorted((m.step, m.value) for m in client.get_metric_history(run_id, "val_loss"))
     assert [s for s, _ in val] == [0, 10, 20, 30]
     assert val[-1][1] < val[0][1]                      # it learned something
+    times = sorted((m.step, m.value) for m in client.get_metric_history(run_id, "train_time_s"))
+    assert [s for s, _ in times] == [10, 20, 30] and 0 < times[0][1] < times[1][1] < times[2][1]
+
+
+def test_the_fixed_sample_is_validated_every_eval_every_steps_but_the_last_steps_validation_is_every_window(
+        tmp_path, monkeypatch):
+    from lm.run.module import LitGPT
+
+    at = []
+    validation_step = LitGPT.validation_step
+
+    def counted(self, batch, batch_idx):
+        at.append(self.global_step)
+        return validation_step(self, batch, batch_idx)
+
+    monkeypatch.setattr(LitGPT, "validation_step", counted)
+    uri, runs = trained(tmp_path / "store", TINY)
+    # two batches each after steps 10 and 20; after step 30 the run's final validation reads every window instead
+    assert at == [10, 10, 20, 20]
+    assert runs.loc[0, "metrics.val_loss"] == MlflowClient(uri).get_metric_history(runs.loc[0, "run_id"], "val_loss")[-1].value
 
 
 def test_the_checkpoint_loads_back_safely(finished, tmp_path):

@@ -14,6 +14,7 @@ if __name__ == "__main__":  # the command line: checked (and --cfg or a sweep do
 import mlflow
 
 from lm.commands import cli, makeargs
+from lm.model.data import prepare
 from lm.run import train as one_run
 from lm.spec import config
 from lm.spec.config import RunConfig
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     argv, resume_id = flags.overrides, flags.resume
     try:
         cfg = config.load(argv)
-        corpus = one_run.prepare(cfg)
+        corpus = prepare(cfg)
         store = Store(cfg.tracking.uri, cfg.tracking.checkpoint_dir)
         if resume_id is not None:
             check_resume(store, resume_id, cfg)

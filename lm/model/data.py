@@ -2,13 +2,13 @@
 import math
 import random
 
-import pytorch_lightning as pl
 import torch
-from torch.utils.data import DataLoader, IterableDataset
+from torch.utils.data import IterableDataset
 
 from lm.model.download import locate  # noqa: F401  (where the file is: lm/model/download.py)
 from lm.spec.corpus_file import read_text, sha256  # noqa: F401  (the file: lm/spec/corpus_file.py)
-from lm.spec.errors import DataError  # noqa: F401  (raised here, caught by commands before torch loads)
+from lm.spec.config import RunConfig
+from lm.spec.errors import ConfigError, DataError  # noqa: F401  (raised here, caught by commands before torch loads)
 from lm.spec.schema import DataConfig  # noqa: F401  (a run's settings, checked before torch loads)
 
 
@@ -100,6 +100,21 @@ def load_corpus(c: DataConfig) -> Corpus:
     return corpus
 
 
+def prepare(cfg: RunConfig) -> Corpus:
+    """The run's corpus, with the checks that need the data: the file itself, and every prompt the run will read.
+    Plain PyTorch, no Lightning: a suite's own process checks every corpus before its first run (4 s of Lightning's
+    imports it has no other use for)."""
+    corpus = load_corpus(cfg.data)
+    for key in ("probe", "heatmap_line", "sample_prompt"):
+        if key != "sample_prompt" and not cfg.data.pinned:  # your own text: not measured (probes.not_applicable)
+            continue
+        try:
+            corpus.encode(getattr(cfg.data, key))
+        except ValueError as e:
+            raise ConfigError(f"data.{key}: {e}") from None
+    return corpus
+
+
 class TrainBatches(IterableDataset):
     """An endless stream of training batches. The batch for step k depends only on (seed, k), so a resumed
     run sees exactly the batches it would have seen, with no sampler state to save."""
@@ -151,20 +166,3 @@ def held_out_windows(corpus: Corpus, block_size: int, limit: int = 0) -> list:
     if whole == n and len(data) - 1 > n * block_size:
         batches.append((data[n * block_size:-1][None], data[n * block_size + 1:][None]))
     return batches
-
-
-class CorpusDataModule(pl.LightningDataModule):
-    def __init__(self, corpus: Corpus, batch_size: int, block_size: int, seed: int,
-                 n_val_batches: int, val_batch_size: int):
-        super().__init__()
-        self.corpus, self.batch_size, self.block_size, self.seed = corpus, batch_size, block_size, seed
-        self.val = val_batches(corpus, n_val_batches, val_batch_size, block_size)
-
-    def train_dataloader(self):
-        # Called after a checkpoint is restored, so a resumed run picks up at its own step.
-        start = self.trainer.global_step if self.trainer else 0
-        return DataLoader(TrainBatches(self.corpus, self.batch_size, self.block_size, self.seed, start),
-                          batch_size=None)
-
-    def val_dataloader(self):
-        return DataLoader(self.val, batch_size=None)

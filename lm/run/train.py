@@ -29,13 +29,14 @@ from pytorch_lightning.plugins.environments import LightningEnvironment
 from lm.measures import end_of_run, model_flavor, probes
 from lm.measures.end_of_run import EndOfRun
 from lm.model import checkpoint
-from lm.model.data import Corpus, CorpusDataModule, held_out_windows, load_corpus, train_batch
+from lm.model.data import Corpus, held_out_windows, train_batch
 from lm.model.model import GPTConfig, n_params, train_flops
 from lm.run import devices
 from lm.run.callbacks import Diverged, RunLogger, StepRecorder
+from lm.run.datamodule import CorpusDataModule
 from lm.run.module import LitGPT
 from lm.spec import config, faults, measures
-from lm.spec.config import ConfigError, RunConfig
+from lm.spec.config import RunConfig
 from lm.spec.errors import USER_ERRORS  # noqa: F401  (ConfigError, DataError, TrackingError, CheckpointError)
 from lm.tracking import environment, views
 from lm.tracking.store import Store, duration, pointed_at
@@ -64,19 +65,6 @@ def quiet() -> None:
     # PYTHONWARNINGS bring it back.
     if not sys.warnoptions:
         warnings.filterwarnings("ignore", message="The `srun` command is available")
-
-
-def prepare(cfg: RunConfig) -> Corpus:
-    """The checks that need the data: the file itself, and every prompt the run will read."""
-    corpus = load_corpus(cfg.data)
-    for key in ("probe", "heatmap_line", "sample_prompt"):
-        if key != "sample_prompt" and not cfg.data.pinned:  # your own text: not measured (probes.not_applicable)
-            continue
-        try:
-            corpus.encode(getattr(cfg.data, key))
-        except ValueError as e:
-            raise ConfigError(f"data.{key}: {e}") from None
-    return corpus
 
 
 def corpus_tags(cfg: RunConfig, corpus: Corpus) -> dict:

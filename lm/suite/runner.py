@@ -62,11 +62,11 @@ def run(spec: SuiteSpec, echo: bool = True) -> SuiteResult:
         # The heavy imports, torch, Lightning and MLflow (5 s), once the arguments, every run's config and the
         # server's answer to this login are known to be good: a mistake above is one line at once.
         store_check.check_server(uri)
-        from lm.run import train
+        from lm.model.data import prepare   # torch, not Lightning: the workers import that
         from lm.tracking.store import Store
 
         for data in {j.cfg.data.sha256: j.cfg for j in p.jobs}.values():
-            train.prepare(data)
+            prepare(data)
         store = Store(spec.tracking_uri, p.jobs[0].cfg.tracking.checkpoint_dir)
         imported = time.time()
     except KeyboardInterrupt:

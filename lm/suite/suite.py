@@ -358,13 +358,14 @@ _stores: dict = {}
 
 def run_job(cfg: RunConfig, run_id: str, init_run: str | None) -> dict:
     """In a worker: one run, start to finish."""
+    from lm.model.data import prepare
     from lm.run import train
     from lm.tracking.store import Store
 
     devices.pin_gpu(worker_slot())  # with several GPUs, this worker's own; before anything starts CUDA
     key = cfg.data.sha256  # the corpus itself: two texts of your own are two corpora
     if key not in _corpora:
-        _corpora[key] = train.prepare(cfg)
+        _corpora[key] = prepare(cfg)
     where = (cfg.tracking.uri, cfg.tracking.checkpoint_dir)
     if where not in _stores:
         _stores[where] = Store(*where)

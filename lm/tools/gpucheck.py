@@ -45,6 +45,7 @@ from pathlib import Path
 import pytorch_lightning as pl
 import torch
 
+from lm.model.data import prepare
 from lm.run import devices, train
 from lm.spec import config
 from lm.spec.errors import ConfigError
@@ -179,7 +180,7 @@ def run(store: Store, name: str, overrides: list[str], seconds: float = float("i
     """One run through the harness's own code, in this process: its figures, the steps it did, its peak memory."""
     cfg = config.load([*overrides, "runtime.progress=false", f"tracking.uri={store.uri}",
                        "tracking.experiment=gpu-check"])
-    corpus = train.prepare(cfg)
+    corpus = prepare(cfg)
     accelerator = cfg.runtime.accelerator
     if accelerator == "cuda":
         torch.cuda.reset_peak_memory_stats()

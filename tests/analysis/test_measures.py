@@ -7,7 +7,8 @@ from torch.nn import functional as F
 
 from lm.heads import measure as head_measure
 from lm.measures import probes
-from lm.model.data import CorpusDataModule, load_corpus
+from lm.model.data import load_corpus
+from lm.run.datamodule import CorpusDataModule
 from lm.model.model import GPT, GPTConfig, KVCache
 from lm.model.sample import line_length, speaker_line_share
 from lm.run.module import honest_loss

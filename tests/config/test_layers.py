@@ -20,6 +20,7 @@ LAYERS = ("lm is in layers: commands and tools over the suite, one run, the meas
 LIGHT = ("what a command reads before its heavy imports (the spec, the head-statistics and knock-out tables, the "
          "store check) imports no torch, Lightning, MLflow, pandas, seaborn or matplotlib")
 NO_IO = "the spec does no I/O: no network, database or other process"
+PLAIN = "the model and its data are plain PyTorch: lm.model imports no Lightning and no MLflow"
 VIOLATIONS = {
     LAYERS: [
         # a library module that imports a command
@@ -34,6 +35,11 @@ VIOLATIONS = {
         ("lm/knockout/table.py", "import pandas", "lm.knockout.table -> pandas"),
         ("lm/tracking/store_check.py", "import mlflow", "lm.tracking.store_check -> mlflow"),
         ("lm/spec/options.py", "from lm.model import model", "lm.model.model -> torch"),
+    ],
+    PLAIN: [
+        # the data module back beside the corpus (a suite's process then imports Lightning to check its corpora)
+        ("lm/model/data.py", "import pytorch_lightning", "lm.model.data -> pytorch_lightning"),
+        ("lm/model/checkpoint.py", "import mlflow", "lm.model.checkpoint -> mlflow"),
     ],
     NO_IO: [
         # the spec downloading, querying a database, starting a process

@@ -3,6 +3,7 @@ exact numbers, and every option on together lands within 0.02 of the plain path'
 import pytest
 import torch
 
+from lm.model.data import prepare
 from lm.run import train
 from lm.run.module import LitGPT
 from lm.spec import config
@@ -54,7 +55,7 @@ def test_every_speed_option_lands_within_0_02_of_the_plain_path(store):
     for name, options in {"plain": plain, "fast": [*bench.EVERY, "runtime.threads=2"]}.items():  # 2 shards
         cfg = config.load(["train.steps=300", "eval.every=300", *SMALL, *options])
         s = Store()
-        result = train.execute(cfg, train.prepare(cfg), s, s.create_run("speed", name, {}))
+        result = train.execute(cfg, prepare(cfg), s, s.create_run("speed", name, {}))
         assert result["status"] == "FINISHED", result
         losses[name] = result["val_loss"]
     assert losses["plain"] < 2.6                      # it learned: uniform guessing is ln 65 = 4.17

@@ -2,6 +2,7 @@
 import re
 from pathlib import Path
 
+from lm.model.data import prepare
 from lm.run import train
 from lm.spec import config
 from lm.tracking.store import Store
@@ -22,6 +23,6 @@ def test_twice_the_steps_keep_the_same_peak_memory(store):
         cfg = config.load([f"train.steps={steps}", *SMALL])
         s = Store()
         Path("/proc/self/clear_refs").write_text("5")
-        assert train.execute(cfg, train.prepare(cfg), s, s.create_run("memory", str(steps), {}))["status"] == "FINISHED"
+        assert train.execute(cfg, prepare(cfg), s, s.create_run("memory", str(steps), {}))["status"] == "FINISHED"
         peaks[steps] = peak_rss_mb()
     assert peaks[120] <= peaks[60] + max(30, 0.05 * peaks[60]), peaks

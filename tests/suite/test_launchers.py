@@ -1,6 +1,9 @@
 """The launchers: a registry of classes that keep the Launcher protocol, each chosen by its config's `name:`. A launcher
 of one's own is a registered class and a config; one that cannot launch, or a name no launcher has, is one line
 before any work."""
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,8 @@ from lm.suite import ExitStatus, LauncherConfig, State, SuiteSpec, launchers, ru
 from lm.suite.launchers.local import LocalPool
 from lm.suite.launchers.submitit import SubmititLauncher
 
-CONF = Path(__file__).resolve().parents[2] / "conf" / "launcher"
+ROOT = Path(__file__).resolve().parents[2]
+CONF = ROOT / "conf" / "launcher"
 
 
 def test_every_launcher_config_names_a_registered_launcher_and_every_launcher_has_one():
@@ -105,3 +109,15 @@ def test_a_launcher_that_refuses_is_its_line_before_any_work(in_process, tmp_pat
     with pytest.raises(ConfigError, match="launcher=in_process: refused, as asked"):
         run(spec)
     assert not in_process.started and not list(tmp_path.iterdir())
+
+
+def test_a_suites_own_process_trains_nothing_so_never_imports_lightning(tmp_path):
+    # Lightning's imports are 4 s of a core; only the workers, forked from their fork server, train with it
+    code = ("import sys; from lm.commands import suite; "
+            "status = suite.main(['quick=true', 'ablations=[nopos]', 'workers=2']); "
+            "print(status, 'pytorch_lightning' in sys.modules, 'torch' in sys.modules)")
+    env = {**os.environ, "TINYGPT_STORE": str(tmp_path / "store")}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert p.stdout.splitlines()[-1] == "0 False True", p.stdout[-2000:] + p.stderr[-2000:]
+    assert "2 of 2 runs done" in p.stdout   # both trained, by the workers

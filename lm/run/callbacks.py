@@ -53,7 +53,8 @@ class StepRecorder(pl.Callback):
         if trainer.global_step >= trainer.max_steps:
             # No validation after the last step: the run's own final one, over every window of the held-out text
             # (lm/run/train.py measure), takes its place, and the fixed sample's was computed only to be dropped
-            # (0.5 to 1.2 s of one thread a run at 2 to 4 blocks; trainer.limit_val_batches is the Trainer's setting).
+            # (a run's seconds outside its steps fell by 0.25 to 0.6 s at 2 to 4 blocks, one thread: docs/speed.md;
+            # trainer.limit_val_batches is the Trainer's own setting).
             trainer.limit_val_batches = 0
 
     def on_validation_start(self, trainer, pl_module):

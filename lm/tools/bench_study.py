@@ -10,7 +10,7 @@ suite's wall time against the sum of its runs' plain-loop times divided by the w
 outside its steps (its MLflow duration, from creation to its end, less its steps at its own ms/step), whole and
 beyond the plain loop's own outside its steps (its model built, the recipe's validations). Then the cost model: the
 whole `make ablations` at 3 seeds predicted from each run shape's measured step and validation costs and that cost
-beyond the plain loop's (docs/speed.md says where it cannot reach an hour on 2 cores).
+beyond the plain loop's (docs/speed.md sets it beside the whole study, run).
 """
 import multiprocessing as mp
 import os

@@ -20,8 +20,9 @@ class StepRecorder(pl.Callback):
     or a database write per step would cost more than the step itself, and a list of loss tensors kept alive among
     each step's activations fragments the heap (a run's peak memory then grows with its steps: up to 100 MB more at
     400 steps than at 200, measured).
-    Also times training apart from validation, and stops a run whose loss is no longer a number, or is above
-    `limit` (train.py: ten times the loss of guessing uniformly, which only a run that blew up reaches)."""
+    Also times training apart from validation, stops a run whose loss is no longer a number, or is above `limit`
+    (train.py: ten times the loss of guessing uniformly, which only a run that blew up reaches), and leaves out the
+    fixed sample's validation after the last step, where the run's final validation over every window takes over."""
 
     def __init__(self, store: Store, run_id: str, every: int, limit: float = math.inf):
         self.store, self.run_id, self.every, self.limit = store, run_id, every, limit

@@ -146,14 +146,18 @@ class AtomicCheckpoint(ModelCheckpoint):
     def on_validation_end(self, trainer, pl_module):
         # Lightning writes last.ckpt only after a top-k save, so with save_top_k=0 only when training ends: a run
         # killed at step 2,900 of 3,000 would start again from step 0.
-        if not self._should_skip_saving_checkpoint(trainer):
-            self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
+        self._write_last(trainer)
 
     def on_train_end(self, trainer, pl_module):
         # Training's end, the last step's or a stop's, which no validation follows: a run killed during its
         # end-of-run measurements, or stopped by a signal, resumes from here. (Lightning's own writes last.ckpt
         # only where no checkpoint was written before.)
-        self.on_validation_end(trainer, pl_module)
+        self._write_last(trainer)
+
+    def _write_last(self, trainer) -> None:
+        """last.ckpt at this step, unless it was written at this step already."""
+        if not self._should_skip_saving_checkpoint(trainer):
+            self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
 
     @functools.cached_property
     def state_key(self) -> str:

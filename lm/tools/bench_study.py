@@ -138,10 +138,11 @@ def _shape(cfg) -> str:
 
 
 def predict(table, outside: float, quick: bool, ablations: list[str] = (), seeds: int = 3, workers: int = WORKERS) -> float:
-    """`make ablations` at `seeds` seeds on the exercises named (every exercise where none is), predicted: each trained run's steps at its measured
-    ms/step, its validations (the honest loss's included) at their measured seconds, and `outside` seconds beside
-    (the study's measured cost of a run beyond the plain loop's), packed longest first onto `workers` single-threaded workers as the
-    suite packs them. Returns the predicted minutes; prints each exercise's share."""
+    """`make ablations` at `seeds` seeds on the exercises named (every exercise where none is), predicted: each
+    trained run's steps at its measured ms/step, its validations (the honest loss's included) at their measured
+    seconds, and `outside` seconds beside (the study's measured cost of a run beyond the plain loop's), packed longest
+    first onto `workers` single-threaded workers as the suite packs them. Returns the predicted minutes; prints each
+    exercise's share."""
     chosen = [f"ablations=[{','.join(ablations)}]"] if ablations else []
     jobs = plan(load_suite_config([*chosen, f"seeds={seeds}", f"workers={workers}", "threads=1"])).jobs
     trained = list({j.config_hash: j for j in jobs}.values())   # a twin is copied, not trained

@@ -7,9 +7,8 @@ The same model (lm/model/model.py), corpus, batch shape, optimiser, learning rat
 with the same overrides; the batches are drawn here, with no Lightning, no MLflow, no checkpoint and no probes. It
 validates as the lessons' own loops do and as `make train` does: before training and every `eval.every` steps (lesson
 000: "validation loss before training", then `if step % 500 == 0`; lesson 002 after its first step and every
-`eval_interval`), on one
-fixed set of `eval.val_batches` batches of `eval.val_batch_size` windows (lesson 000's 20 of 64), and once more at the
-end if the last step was not one of those. It prints the last validation loss, the seconds and the milliseconds a
+`eval_interval`), on one fixed set of `eval.val_batches` batches of `eval.val_batch_size` windows (lesson 000's 20 of
+64), and once more at the end if the last step was not one of those. It prints the last validation loss, the seconds and the milliseconds a
 training step took. `train` is the same loop for any run's config, as make bench's study section runs it beside the
 suite.
 """

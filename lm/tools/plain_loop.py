@@ -20,8 +20,10 @@ from typing import NamedTuple
 
 import torch
 
+from lm import process
 from lm.model.model import GPT
 from lm.spec import config
+from lm.spec.errors import ConfigError
 
 
 class Trained(NamedTuple):
@@ -88,8 +90,14 @@ def train(cfg, steps: int, threads: int) -> Trained:
 
 def main(argv: list[str]) -> int:
     started = time.perf_counter()
+    if argv and not argv[0].isdigit():
+        return process.fail(f"STEPS must be a whole number, not {argv[0]!r}: python -m lm.tools.plain_loop STEPS [OVERRIDE ...]")
     steps = int(argv[0]) if argv else 3000
-    done = train(config.load(argv[1:]), steps, os.cpu_count())
+    try:
+        cfg = config.load(argv[1:])
+    except ConfigError as e:
+        return process.fail(str(e))
+    done = train(cfg, steps, os.cpu_count())
     print(f"val_loss {done.val_loss:.4f} after {steps} steps in {time.perf_counter() - started:.1f} s; "
           f"{done.ms_per_step:.2f} ms/step; {done.validations} validations of {done.validation_s:.2f} s")
     return 0

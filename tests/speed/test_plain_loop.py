@@ -1,4 +1,9 @@
 """The plain loop `make bench` holds the harness against: the run's recipe, its validations included."""
+import subprocess
+import sys
+
+import pytest
+
 from lm.spec import config
 from lm.tools import plain_loop
 
@@ -15,3 +20,11 @@ def test_the_plain_loop_validates_before_training_every_eval_every_steps_and_aft
 def test_a_last_step_on_the_schedule_is_validated_once():
     cfg = config.load(["eval.every=10", "eval.val_batches=1", "eval.val_batch_size=4"])
     assert plain_loop.train(cfg, 20, 1).validations == 3
+
+
+@pytest.mark.parametrize("argv,message", [(["5", "model.n_head=0"], "error: model.n_head=0 must be positive"),
+                                          (["x"], "error: STEPS must be a whole number, not 'x'")])
+def test_a_bad_step_count_or_override_is_one_line_before_any_training(argv, message):
+    p = subprocess.run([sys.executable, "-m", "lm.tools.plain_loop", *argv], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.strip().startswith(message) and len(p.stderr.strip().splitlines()) == 1
+    assert p.stdout == ""

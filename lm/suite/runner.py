@@ -6,6 +6,7 @@ import time
 
 from tqdm import tqdm
 
+from lm import process
 from lm.suite import launchers
 from lm.suite.result import ExitStatus, RunOutcome, SuiteResult
 from lm.suite.suite import (
@@ -62,8 +63,9 @@ def run(spec: SuiteSpec, echo: bool = True) -> SuiteResult:
         # The heavy imports, torch, Lightning and MLflow (5 s), once the arguments, every run's config and the
         # server's answer to this login are known to be good: a mistake above is one line at once.
         store_check.check_server(uri)
-        from lm.model.data import prepare   # torch, not Lightning: the workers import that
-        from lm.tracking.store import Store
+        with process.heavy_imports():
+            from lm.model.data import prepare   # torch, not Lightning: the workers import that
+            from lm.tracking.store import Store
 
         for data in {j.cfg.data.sha256: j.cfg for j in p.jobs}.values():
             prepare(data)

@@ -89,6 +89,41 @@ def test_the_collector_is_off_through_a_commands_heavy_imports_and_back_on_froze
         gc.unfreeze()
 
 
+def test_the_collector_is_off_through_a_block_of_heavy_imports_and_back_on_frozen_after():
+    import gc
+
+    from lm import process
+
+    frozen = gc.get_freeze_count()
+    try:
+        with process.heavy_imports():
+            assert not gc.isenabled()
+            import json  # noqa: F401
+        assert gc.isenabled() and gc.get_freeze_count() > frozen
+        gc.disable()   # inside a command's own block: left as it was
+        with process.heavy_imports():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
+def test_a_suite_worker_starts_with_its_imports_frozen_and_mlflows_sqlite_store_loaded():
+    """The fork server's preload (lm/suite/preload.py), as a worker forked from it finds it: the collector on, what
+    the imports made frozen, and the store module a first run would have imported (0.58 s) already there."""
+    look = ("__import__('gc').isenabled(), __import__('gc').get_freeze_count() > 100_000, "
+            "'mlflow.store.tracking.sqlalchemy_store' in __import__('sys').modules, "
+            "'lm.run.train' in __import__('sys').modules")
+    code = ("import multiprocessing as mp\n"
+            "ctx = mp.get_context('forkserver')\n"
+            "ctx.set_forkserver_preload(['lm.suite.preload'])\n"
+            f"with ctx.Pool(1) as pool:\n    print(*pool.apply(eval, ({look!r},)))\n")
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.split() == ["True"] * 4, p.stdout
+
+
 def test_every_command_that_turns_the_collector_off_turns_it_back_on_before_its_work():
     """before_imports at a command's top, after_imports in its closing `__main__` block, past every import."""
     checked = []

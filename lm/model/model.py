@@ -81,8 +81,12 @@ class CausalSelfAttention(nn.Module):
         causal = self.mask and (torch.compiler.is_exporting() or T > 1)
         y, weights = attend(q, k, v, causal, self.scale, P, self.dropout if self.training else 0.0, need_weights)
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, n_head, T, head size) -> (B, T, C): heads side by side
+        return self.join(y), weights
+
+    def join(self, y):
+        """The heads' outputs, (B, T, C) side by side, joined into what the attention adds to the residual stream."""
         y = self.c_proj(y)
-        return (y if self.resid_dropout is None else self.resid_dropout(y)), weights
+        return y if self.resid_dropout is None else self.resid_dropout(y)
 
 
 class MLP(nn.Module):
@@ -106,8 +110,12 @@ class Block(nn.Module):
 
     def forward(self, x, need_weights=False, cache=None):
         a, weights = self.attn(self.ln_1(x), need_weights, cache)
+        return self.finish(x, a), weights
+
+    def finish(self, x, a):
+        """The block after its attention: the stream x that entered it, a what the attention adds to it."""
         x = x + a                       # residual: add, don't replace
-        return x + self.mlp(self.ln_2(x)), weights
+        return x + self.mlp(self.ln_2(x))
 
 
 class GPT(nn.Module):

@@ -55,8 +55,9 @@ def test_every_knock_out_run_from_its_blocks_cached_stream_equals_the_whole_forw
     assert table.attrs["base_loss"] == knockout.loss(model, data)
     streams, means = [model.embed(x) for x, _ in data], {}
     for b in (1, 2, 3):
-        streams, block_means = knockout.through(model, b, streams, data)
-        means.update(block_means)
+        inside = knockout.through(model, b, streams, data)
+        streams = inside.streams
+        means.update(inside.means)
     for row in table.itertuples():
         t = Target(Part(row.part), row.block, None if pd.isna(row.head) else row.head)
         value = means[t] if row.mode == Mode.MEAN.value else torch.zeros_like(means[t])

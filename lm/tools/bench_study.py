@@ -110,7 +110,8 @@ def study(table, scratch: str, quick: bool) -> None:
               f"{statistics.median(beyond):.2f} s", f"target ≤ 3 s; mean {statistics.mean(beyond):.2f} s, "
               f"{min(beyond):.1f} to {max(beyond):.1f} s over {len(beyond)} runs")
     # the prediction counts the validations itself, so beside the steps it adds only the harness's own cost
-    predict(table, statistics.median(beyond), quick, EXERCISES if quick else ())   # quick: 5 of the 24 shapes
+    predict(table, statistics.median(beyond), statistics.median(fixed), quick,
+            EXERCISES if quick else ())   # quick: 5 of the 24 shapes
 
 
 def _per_step(cfg, steps: int) -> tuple[float, float, float]:
@@ -137,12 +138,22 @@ def _shape(cfg) -> str:
                  cfg.eval.val_batch_size, cfg.eval.honest, cfg.eval.honest_windows))
 
 
-def predict(table, outside: float, quick: bool, ablations: list[str] = (), seeds: int = 3, workers: int = WORKERS) -> float:
+def _packed(seconds: list[float], workers: int) -> float:
+    """The wall seconds of runs taking `seconds` each, packed longest first onto the workers, as the suite packs them."""
+    loads = [0.0] * workers
+    for s in sorted(seconds, reverse=True):
+        loads[loads.index(min(loads))] += s
+    return max(loads)
+
+
+def predict(table, outside: float, once: float, quick: bool, ablations: list[str] = (), seeds: int = 3,
+            workers: int = WORKERS) -> float:
     """`make ablations` at `seeds` seeds on the exercises named (every exercise where none is), predicted: each
     trained run's steps at its measured ms/step, its validations (the honest loss's included) at their measured
     seconds, and `outside` seconds beside (the study's measured cost of a run beyond the plain loop's), packed longest
-    first onto `workers` single-threaded workers as the suite packs them. Returns the predicted minutes; prints each
-    exercise's share."""
+    first onto `workers` single-threaded workers, and `once` seconds a suite. Beside it the same runs by the plain
+    loop, without the two, and the ratio of the two: the study section's ratio at the recipes' own step counts.
+    Returns the predicted minutes; prints each exercise's share."""
     chosen = [f"ablations=[{','.join(ablations)}]"] if ablations else []
     jobs = plan(load_suite_config([*chosen, f"seeds={seeds}", f"workers={workers}", "threads=1"])).jobs
     trained = list({j.config_hash: j for j in jobs}.values())   # a twin is copied, not trained
@@ -150,22 +161,23 @@ def predict(table, outside: float, quick: bool, ablations: list[str] = (), seeds
     steps = 5 if quick else 20
     with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"), initializer=_one_thread) as pool:
         costs = {k: f.result() for k, f in [(k, pool.submit(_per_step, cfg, steps)) for k, cfg in shapes.items()]}
-    seconds, by_exercise = [], {}
+    plain, by_exercise = [], {}
     for j in trained:
         ms, validation, honest = costs[_shape(j.cfg)]
         t, e = j.cfg.train, j.cfg.eval
-        s = (0 if j.spec.init_from else t.steps * ms / 1000) + (t.steps // e.every + 1) * (validation + honest) + outside
-        seconds.append(s)
-        by_exercise[j.spec.exercise] = by_exercise.get(j.spec.exercise, 0.0) + s
-    loads = [0.0] * workers
-    for s in sorted(seconds, reverse=True):
-        loads[loads.index(min(loads))] += s
-    minutes = max(loads) / 60
+        s = (0 if j.spec.init_from else t.steps * ms / 1000) + (t.steps // e.every + 1) * (validation + honest)
+        plain.append(s)
+        by_exercise[j.spec.exercise] = by_exercise.get(j.spec.exercise, 0.0) + s + outside
+    seconds = [s + outside for s in plain]
+    minutes = (_packed(seconds, workers) + once) / 60
+    plain_minutes = _packed(plain, workers) / 60
     table.section(f"`make ablations{' ' + chosen[0] if chosen else ''}` at {seeds} seeds, predicted: {len(jobs)} runs, {len(trained)} "
                   f"trained, {len(shapes)} shapes each measured over {steps} plain-loop steps on 1 thread, {workers} "
                   f"workers; load average {load()}")
     table.add("the whole study, predicted" if not ablations else "these exercises, predicted", f"{minutes:.1f} min",
               "goal ≤ 60 min on 2 cores for the whole study")
+    table.add("  against the same runs by the plain loop ÷ the workers, predicted", f"{minutes / plain_minutes:.3f}",
+              f"their plain loop {plain_minutes:.1f} min; target ≤ 1.15, as the study above at the recipes' step counts")
     for name, s in sorted(by_exercise.items(), key=lambda kv: -kv[1]):
         table.add(f"  {name}", f"{s / 60 / workers:.1f} min", f"{s / sum(seconds):.0%} of the runs' seconds")
     return minutes

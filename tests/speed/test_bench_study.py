@@ -30,6 +30,10 @@ def test_a_small_study_is_set_against_its_plain_loops_with_its_cost_outside_the_
     assert "(6 runs, 5 trained, 2 workers × 1 thread)" in table.sections[0]
     predicted, goal = table.rows["these exercises, predicted"]
     assert goal == "goal ≤ 60 min on 2 cores for the whole study" and 0 < predicted
+    against, note = table.rows["  against the same runs by the plain loop ÷ the workers, predicted"]
+    plain_minutes = float(re.match(r"their plain loop ([\d.]+) min; target ≤ 1.15", note).group(1))
+    # the suite's prediction is the plain loop's with each run's cost beyond it and the suite's start-up added
+    assert against > 1 and plain_minutes < predicted and abs(against - predicted / plain_minutes) < 0.05 * against
     shares = {what.strip(): table.rows[what] for what in table.rows if what.strip() in bench_study.EXERCISES}
     assert set(shares) == {"nopos", "scaling"} and all(0 < m <= predicted for m, _ in shares.values())
     assert "`make ablations ablations=[nopos,scaling]` at 3 seeds, predicted: 18 runs, 18 trained, 5 shapes" \

@@ -27,7 +27,7 @@ def test_a_small_study_is_set_against_its_plain_loops_with_its_cost_outside_the_
     assert note.startswith("target ≤ 3 s; mean ") and re.search(r"over 5 runs$", note)
     # each run less its plain loop's validations, which take time: below the whole, run by run and so in the median
     assert beyond < median
-    assert "(6 runs, 5 trained, 2 workers × 1 thread)" in table.sections[0]
+    assert "(6 runs, 5 trained, 20 steps, 2 workers × 1 thread)" in table.sections[0]
     predicted, goal = table.rows["these exercises, predicted"]
     assert goal == "goal ≤ 60 min on 2 cores for the whole study" and 0 < predicted
     against, note = table.rows["  against the same runs by the plain loop ÷ the workers, predicted"]

@@ -84,6 +84,7 @@ class Through(NamedTuple):
     block), its heads side by side before the attention joins them and the attention's output, and its targets'
     mean outputs over the batches' scored positions."""
     streams: list[torch.Tensor]
+    # Kept for the block's targets: two more tensors the size of the streams, for the block being knocked out.
     heads: list[torch.Tensor]       # (B, T, n_embd): c_proj's input
     attended: list[torch.Tensor]    # (B, T, n_embd): what the attention adds to the stream
     means: dict

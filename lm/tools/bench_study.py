@@ -109,9 +109,9 @@ def _section(table, scratch: str, name: str, words: list[str], blocks: int) -> t
                 beyond.append(run_outside - (p.seconds - steps * p.ms_per_step / 1000))
             fixed.append(min(r.info.start_time for r in runs) / 1000 - t_suite + end - max(r.info.end_time for r in runs) / 1000)
     ratio = statistics.median(w / i for w, i in zip(walls, ideals))
-    steps = sorted({cfg.train.steps for cfg in configs.values()})
+    step_counts = sorted({cfg.train.steps for cfg in configs.values()})
     table.section(f"a study: `make ablations {' '.join(w for w in words if not w.startswith(('workers', 'threads')))}` "
-                  f"({len(jobs)} runs, {len(configs)} trained, {'/'.join(map(str, steps))} steps, {WORKERS} workers × "
+                  f"({len(jobs)} runs, {len(configs)} trained, {'/'.join(map(str, step_counts))} steps, {WORKERS} workers × "
                   f"1 thread) against the same runs by the plain loop, {blocks} block(s) each, alternating; load average "
                   f"{load()}")
     table.add("the suite, a whole process", f"{statistics.median(walls):.1f} s",

@@ -44,8 +44,12 @@ def _parse(spec: str) -> tuple[str | None, int, str]:
 
 _target, _at, _mode = _parse(os.environ.get("TINYGPT_FAULT", ""))
 _reached = 0
-if _target:  # the first process to import this is the root; the worker processes it starts inherit the variable
+if _target:  # the first process to import this is the root; the worker processes it starts inherit the variables
     os.environ.setdefault("TINYGPT_FAULT_ROOT", str(os.getpid()))
+    # The root's own mark for _first's file, its pid and the time: pids come round (pid_max 32768 here) and the files
+    # stay in /tmp (206 of them on this machine, 2026-12-04), so an earlier root's file under the same pid would keep
+    # a fault from firing.
+    os.environ.setdefault("TINYGPT_FAULT_MARK", f"{os.getpid()}-{time.time_ns()}")
 
 
 def point(name: str) -> None:
@@ -110,7 +114,8 @@ def _hog() -> None:
 def _first(root: int) -> bool:
     """Whether this is the first process of the suite started by root to take the fault (a file made once)."""
     try:
-        os.close(os.open(os.path.join(tempfile.gettempdir(), f"tinygpt-fault-{root}-{_target}-{_at}"),
+        mark = os.environ.get("TINYGPT_FAULT_MARK", root)
+        os.close(os.open(os.path.join(tempfile.gettempdir(), f"tinygpt-fault-{mark}-{_target}-{_at}"),
                          os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         return True
     except FileExistsError:

@@ -31,7 +31,8 @@ REQUIRED = ("val_loss", "val_perplexity", "n_params", "uniform_loss", "bigram_lo
 
 def env(store: Path, **extra) -> dict[str, str]:
     e = {k: v for k, v in os.environ.items()
-         if k not in ("MLFLOW_TRACKING_URI", "TINYGPT_FAULT", "TINYGPT_FAULT_ROOT", "TINYGPT_FAULT_LOG")}
+         if k not in ("MLFLOW_TRACKING_URI", "TINYGPT_FAULT", "TINYGPT_FAULT_ROOT", "TINYGPT_FAULT_MARK",
+                      "TINYGPT_FAULT_LOG")}
     e.update(TINYGPT_STORE=str(store), PYTHONPATH=str(ROOT), MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR="false")
     e.update({k: str(v) for k, v in extra.items()})
     return e

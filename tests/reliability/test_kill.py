@@ -81,3 +81,28 @@ def test_every_finished_run_is_intact(kill_loop):
 def test_no_checkpoint_or_part_file_is_left(kill_loop):
     store, _, _ = kill_loop
     assert not [p for p in (store / "checkpoints").rglob("*") if p.is_file()]
+
+
+def test_a_fault_fires_though_an_earlier_suite_with_the_same_pid_left_its_mark():
+    """Pids come round (pid_max is 32768 here) and the marks stay in /tmp: an earlier root's mark under the same pid
+    would keep the fault from firing. Each root's mark is its pid and its start."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    code = ("import os, tempfile\n"
+            "from lm.spec import faults\n"
+            "old = os.path.join(tempfile.gettempdir(), f'tinygpt-fault-{os.getpid()}-validation-3')\n"
+            "open(old, 'a').close()\n"   # an earlier root's mark, in the old name, under this pid
+            "try:\n"
+            "    print(faults._first(os.getpid()), faults._first(os.getpid()), os.environ['TINYGPT_FAULT_MARK'])\n"
+            "finally:\n"
+            "    os.remove(old)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TINYGPT_FAULT")} | {"TINYGPT_FAULT": "validation:3"}
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr[-2000:]
+    first, again, mark = p.stdout.split()
+    assert (first, again) == ("True", "False")   # its own mark made once: the first process there takes the fault
+    (Path(tempfile.gettempdir()) / f"tinygpt-fault-{mark}-validation-3").unlink()

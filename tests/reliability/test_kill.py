@@ -1,6 +1,12 @@
 """Kill anywhere: the quick suite SIGKILLed mid-step, during validation, before a write to MLflow and while writing a
 checkpoint (and once interrupted with Ctrl-C), restarted with the same command after each: in the end every run
 has finished exactly once, with all its numbers, and nothing is left RUNNING."""
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
 from lm.suite import suite
 from lm.tracking.store import Store
 from tests.reliability import harness
@@ -86,12 +92,6 @@ def test_no_checkpoint_or_part_file_is_left(kill_loop):
 def test_a_fault_fires_though_an_earlier_suite_with_the_same_pid_left_its_mark():
     """Pids come round (pid_max is 32768 here) and the marks stay in /tmp: an earlier root's mark under the same pid
     would keep the fault from firing. Each root's mark is its pid and its start."""
-    import os
-    import subprocess
-    import sys
-    import tempfile
-    from pathlib import Path
-
     code = ("import os, tempfile\n"
             "from lm.spec import faults\n"
             "old = os.path.join(tempfile.gettempdir(), f'tinygpt-fault-{os.getpid()}-validation-3')\n"

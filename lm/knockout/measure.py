@@ -148,7 +148,7 @@ def knocked_loss(model: GPT, target: Target, value: torch.Tensor, entering: list
     def logits_of(i, x):
         if target.part is Part.HEAD:
             attended = block.attn.join(inside.heads[i])   # the hook puts value in the head's slice
-        elif target.part is Part.ATTN:
+        elif target.part is Part.ATTN:                    # the attention is not run: value is its output
             attended = value.expand_as(inside.attended[i])
         else:
             attended = inside.attended[i]                 # the hook puts value in the MLP's place

@@ -60,8 +60,9 @@ def run(spec: SuiteSpec, echo: bool = True) -> SuiteResult:
         launcher = launchers.find(spec.launcher.name)
         if hasattr(launcher, "warm") and store_check.is_new(uri):
             launcher.warm()   # beside the imports and the store below: every run is to do
-        # The heavy imports, torch, Lightning and MLflow (5 s), once the arguments, every run's config and the
-        # server's answer to this login are known to be good: a mistake above is one line at once.
+        # The heavy imports, torch and MLflow (2.1 s under cProfile; Lightning is the workers'), once the arguments,
+        # every run's config and the server's answer to this login are known to be good: a mistake above is one line
+        # at once.
         store_check.check_server(uri)
         with process.heavy_imports():
             from lm.model.data import prepare   # torch, not Lightning: the workers import that

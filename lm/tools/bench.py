@@ -48,6 +48,7 @@ from lm.spec.options import parse as parse_options
 from lm.suite import suite
 from lm.suite.launchers.local import LocalPool
 from lm.tools import bench_process, bench_scale, bench_study
+from lm.tools.bench_process import load, progress
 from lm.tracking.store import Store
 
 # The harness's speed options; each changes only round-off (the bench and tests/speed show by how much). With two
@@ -401,14 +402,6 @@ def machine() -> str:
                 break
     return f"{name}, {os.cpu_count()} cores, torch {torch.__version__}"
 
-
-def load() -> str:
-    return "/".join(f"{x:.1f}" for x in os.getloadavg())
-
-
-def progress(total: int, what: str) -> tqdm:
-    """A bar with an ETA on the terminal while a section measures; the table it prints after stays on stdout."""
-    return tqdm(total=total, desc=what, unit="part", file=sys.stderr, leave=False, disable=not sys.stderr.isatty())
 
 
 class Table:

@@ -15,6 +15,8 @@ import tempfile
 import time
 from typing import NamedTuple
 
+from tqdm import tqdm
+
 from lm.tracking.store_check import redact, resolve_uri
 
 # (what, the command's arguments after `python`, the issue's target in seconds or None)
@@ -104,6 +106,11 @@ def ms_per_step(out: str) -> float:
 
 def load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def progress(total: int, what: str) -> tqdm:
+    """A bar with an ETA on the terminal while a section measures; the table it prints after stays on stdout."""
+    return tqdm(total=total, desc=what, unit="part", file=sys.stderr, leave=False, disable=not sys.stderr.isatty())
 
 
 def startup(table, scratch: str, n: int, commands=STARTUP) -> None:

@@ -26,7 +26,7 @@ from mlflow.tracking import MlflowClient
 
 from lm.suite import load_suite_config, plan
 from lm.tools import plain_loop
-from lm.tools.bench_process import load
+from lm.tools.bench_process import load, progress
 
 EXERCISES = ["nopos", "scaling"]   # one whose claims read the knock-out, one whose claims read none
 WORKERS = 2
@@ -84,7 +84,8 @@ def _section(table, scratch: str, name: str, words: list[str], blocks: int) -> t
     configs = {j.config_hash: j.cfg for j in jobs}   # a twin is copied, not trained
     env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
     walls, ideals, packed, outside, beyond, fixed = [], [], [], [], [], []
-    with ProcessPoolExecutor(WORKERS, mp_context=mp.get_context("spawn"), initializer=_one_thread) as pool:
+    with ProcessPoolExecutor(WORKERS, mp_context=mp.get_context("spawn"), initializer=_one_thread) as pool, \
+            progress(2 * blocks, f"study ({name}): the suite's and the plain loop's blocks") as bar:
         list(f.result() for f in [pool.submit(_warm) for _ in range(WORKERS)])
         for block in range(blocks):
             store = os.path.join(scratch, f"study-{name}{block}")
@@ -95,10 +96,12 @@ def _section(table, scratch: str, name: str, words: list[str], blocks: int) -> t
             if done.returncode:
                 raise RuntimeError(f"the bench's study failed: {done.stderr[-2000:]}")
             walls.append(end - t_suite)
+            bar.update()
             t = time.time()
             plain = dict(zip(configs, [f.result() for f in [pool.submit(plain_loop.train, cfg, cfg.train.steps, 1)
                                                            for cfg in configs.values()]]))
             packed.append(time.time() - t)
+            bar.update()
             ideals.append(sum(p.seconds for p in plain.values()) / WORKERS)
             runs = _trained_runs(f"sqlite:///{store}/mlflow.db")
             for r in runs:
@@ -176,8 +179,12 @@ def predict(table, outside: float, once: float, quick: bool, ablations: list[str
     trained = list({j.config_hash: j for j in jobs}.values())   # a twin is copied, not trained
     shapes = {_shape(j.cfg): j.cfg for j in trained}
     steps = 5 if quick else 20
-    with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"), initializer=_one_thread) as pool:
-        costs = {k: f.result() for k, f in [(k, pool.submit(_per_step, cfg, steps)) for k, cfg in shapes.items()]}
+    costs = {}
+    with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"), initializer=_one_thread) as pool, \
+            progress(len(shapes), "the study's run shapes, each timed") as bar:
+        for k, f in [(k, pool.submit(_per_step, cfg, steps)) for k, cfg in shapes.items()]:
+            costs[k] = f.result()
+            bar.update()
     plain, by_exercise = [], {}
     for j in trained:
         ms, validation, honest = costs[_shape(j.cfg)]

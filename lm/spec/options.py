@@ -251,6 +251,7 @@ class Section(str, Enum):
     SCALE = "scale"
     STUDY = "study"
     VALIDATION = "validation"
+    WHOLE = "whole"   # the whole study against its runs by the plain loop: about 1.5 hours, so only when named
 
 
 @dataclasses.dataclass
@@ -261,7 +262,7 @@ class BenchOptions:
     chunks: int = 0             # timed chunks of 50 steps per harness run; 0: 3 with quick, else 8
     pairs: int = 0              # the process row's pairs of whole processes, harness and plain loop; 0: 5
     steps: int = 0              # the steps of each of those processes; 0: 50 with quick, else the 3,000
-    only: list[Section] = dataclasses.field(default_factory=lambda: list(Section))
+    only: list[Section] = dataclasses.field(default_factory=lambda: [s for s in Section if s is not Section.WHOLE])
 
     def finish(self) -> BenchOptions:
         self.threads = self.threads or os.cpu_count() or 1

@@ -1,7 +1,7 @@
 """`make bench`: how fast this machine trains and samples the lessons' model, measured side by side in one run.
 
     python -m lm.tools.bench [quick=true] [threads=N] [chunks=N] [pairs=N] [steps=N]
-                             [only=train,sample,suite,memory,startup,process,report,scale,study,validation]
+                             [only=train,sample,suite,memory,startup,process,report,scale,study,validation,whole]
 
 Prints one table: the fp32 matmul rate; the model's FLOPs per training step; the step's matmuls and attention
 kernels alone, and the MFU they allow; a plain PyTorch loop against the harness (Lightning, MLflow and the run's
@@ -10,11 +10,11 @@ without its KV cache, on one thread; the suite's workers × threads; the peak me
 how long each command takes to print a one-line error or its --cfg; a whole `make train` process against a plain loop's
 process over the same steps, with where the harness's extra seconds go; `make report` on the store you have,
 which it reads and leaves as it was (lm/tools/bench_process.py); and a small study through `make ablations` against
-the same runs by a plain loop (lm/tools/bench_study.py). The plain loop runs in chunks between the harness's own
+the same runs by a plain loop (lm/tools/bench_study.py); with only=whole, which no other default names, the whole
+study against its runs by the plain loop, once each (about an hour and a half). The plain loop runs in chunks between the harness's own
 chunks of steps (A B A B …, under the same load), each chunk's first step left out; ratios are medians of chunk
 against chunk. The machine's load average is printed with them: other work on the machine slows everything, and two
-OpenMP threads most. `quick=true` takes one to two minutes, the full bench
-four to five. Runs go to a scratch MLflow store, deleted after. The options: lm/spec/options.py's BenchOptions.
+OpenMP threads most. `quick=true` takes one to two minutes; the study rows alone take about ten. Runs go to a scratch MLflow store, deleted after. The options: lm/spec/options.py's BenchOptions.
 """
 from __future__ import annotations
 
@@ -444,6 +444,8 @@ def main(argv: list[str] | None = None) -> int:
             bench_scale.scale(table, scratch, bench_scale.SIZES[:2] if o.quick else bench_scale.SIZES)
         if "study" in o.only:
             bench_study.study(table, scratch, o.quick)
+        if "whole" in o.only:
+            bench_study.whole(table, scratch, o.quick)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"{time.perf_counter() - started:.0f} s; load average {load()} at the end")

@@ -12,7 +12,8 @@ suite's wall time against the sum of its runs' plain-loop times divided by the w
 outside its steps (its MLflow duration, from creation to its end, less its steps at its own ms/step), whole and
 beyond the plain loop's own outside its steps (its model built, the recipe's validations). Then the cost model: the
 whole `make ablations` at 3 seeds predicted from each run shape's measured step and validation costs and that cost
-beyond the plain loop's (docs/speed.md sets it beside the whole study, run).
+beyond the plain loop's (docs/speed.md sets it beside the whole study, run). `only=whole`: the whole study (every
+exercise at 3 seeds, as `make ablations` runs it) against its runs by the plain loop, one block each.
 """
 import multiprocessing as mp
 import os
@@ -55,10 +56,12 @@ def _warm() -> int:
 
 
 def _trained_runs(uri: str) -> list:
-    """The suite's trained runs (not the parent runs, not the copies), read back from its store."""
+    """The suite's trained runs (not the parent runs, not the copies, not the runs that read a trained model instead),
+    read back from its store."""
     client = MlflowClient(uri)
     runs = [r for exp in client.search_experiments() for r in client.search_runs([exp.experiment_id])]
-    return [r for r in runs if r.data.tags.get("role") != "exercise" and "copied_from" not in r.data.tags]
+    return [r for r in runs if r.data.tags.get("role") != "exercise" and "copied_from" not in r.data.tags
+            and "init_from_run" not in r.data.tags]
 
 
 def study(table, scratch: str, quick: bool) -> None:
@@ -76,12 +79,21 @@ def study(table, scratch: str, quick: bool) -> None:
     predict(table, beyond, once, quick, EXERCISES if quick else ())   # quick: 5 of the 24 shapes
 
 
+def whole(table, scratch: str, quick: bool) -> None:
+    """The whole study, `make ablations` at its defaults (quick: the quick suite), against its runs by the plain loop,
+    one block each: about 45 minutes a side on 2 cores."""
+    _section(table, scratch, "whole", ["quick=true"] if quick else [], blocks=1)
+
+
 def _section(table, scratch: str, name: str, words: list[str], blocks: int) -> tuple[float, float]:
     """The suite on these words against the same runs by the plain loop, `blocks` blocks each, alternating. Returns
     the median run's cost beyond the plain loop's outside its steps, and the once-a-suite seconds."""
     words = [*words, f"workers={WORKERS}", "threads=1"]
     jobs = plan(load_suite_config(words)).jobs
-    configs = {j.config_hash: j.cfg for j in jobs}   # a twin is copied, not trained
+    # A twin is copied, not trained, and a run of an exercise that reads another's trained models (temperature) trains
+    # nothing: the plain loop has neither, and the suite's seconds for them stay on its side. Longest first, as the
+    # suite orders its runs.
+    configs = {j.config_hash: j.cfg for j in sorted(jobs, key=lambda j: -j.cost) if not j.spec.init_from}
     env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
     walls, ideals, packed, outside, beyond, fixed = [], [], [], [], [], []
     with ProcessPoolExecutor(WORKERS, mp_context=mp.get_context("spawn"), initializer=_one_thread) as pool, \
@@ -113,14 +125,15 @@ def _section(table, scratch: str, name: str, words: list[str], blocks: int) -> t
             fixed.append(min(r.info.start_time for r in runs) / 1000 - t_suite + end - max(r.info.end_time for r in runs) / 1000)
     ratio = statistics.median(w / i for w, i in zip(walls, ideals))
     step_counts = sorted({cfg.train.steps for cfg in configs.values()})
-    table.section(f"a study: `make ablations {' '.join(w for w in words if not w.startswith(('workers', 'threads')))}` "
+    shown = " ".join(["make ablations", *(w for w in words if not w.startswith(("workers", "threads")))])
+    table.section(f"a study: `{shown}` "
                   f"({len(jobs)} runs, {len(configs)} trained, {'/'.join(map(str, step_counts))} steps, {WORKERS} workers × "
                   f"1 thread) against the same runs by the plain loop, {blocks} block(s) each, alternating; load average "
                   f"{load()}")
     table.add("the suite, a whole process", f"{statistics.median(walls):.1f} s",
               "blocks " + " ".join(f"{w:.0f}" for w in walls))
     table.add("the plain loop: its runs' seconds ÷ the workers", f"{statistics.median(ideals):.1f} s",
-              f"on {WORKERS} workers, as they came: " + " ".join(f"{p:.0f}" for p in packed) + " s")
+              f"on {WORKERS} workers, longest first: " + " ".join(f"{p:.0f}" for p in packed) + " s")
     table.add("the suite against the plain loop ÷ the workers", f"{ratio:.3f}", "target ≤ 1.15")
     table.add("  of which once a suite (start-up before its first run, the means after its last)",
               f"{statistics.median(fixed):.1f} s", f"{statistics.median(fixed) / statistics.median(walls):.0%} of "

@@ -11,7 +11,7 @@ def test_a_small_study_is_set_against_its_plain_loops_with_its_cost_outside_the_
     bench_study.study(table, str(tmp_path), quick=True)
     suite, _ = table.rows["the suite, a whole process"]
     plain, note = table.rows["the plain loop: its runs' seconds ÷ the workers"]
-    assert 0 < plain < suite and note.startswith("on 2 workers, as they came: ")
+    assert 0 < plain < suite and note.startswith("on 2 workers, longest first: ")
     ratio, goal = table.rows["the suite against the plain loop ÷ the workers"]
     # one block: its own ratio, to the precision the two times are printed at (0.1 s each, on a plain loop of ~3 s)
     assert goal == "target ≤ 1.15" and abs(ratio - suite / plain) <= ratio * (0.05 / plain + 0.05 / suite) + 5e-4
@@ -78,3 +78,22 @@ def _running(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_the_whole_study_row_sets_every_trained_run_against_the_plain_loop_and_leaves_out_what_trains_nothing(tmp_path):
+    """only=whole at quick size: the quick suite, every exercise, against its runs by the plain loop; the temperature
+    exercise's runs read the base model's and train nothing, so neither side trains them and no cost row counts them."""
+    from lm.suite import load_suite_config, plan
+
+    jobs = plan(load_suite_config(["quick=true"])).jobs
+    trained = {j.config_hash for j in jobs if not j.spec.init_from}
+    assert any(j.spec.init_from for j in jobs) and len(trained) < len(jobs)
+    table = Rows()
+    bench_study.whole(table, str(tmp_path), quick=True)
+    assert table.sections[0].startswith(f"a study: `make ablations quick=true` ({len(jobs)} runs, {len(trained)} "
+                                        "trained, 20 steps, 2 workers × 1 thread)")
+    suite, _ = table.rows["the suite, a whole process"]
+    plain, _ = table.rows["the plain loop: its runs' seconds ÷ the workers"]
+    assert 0 < plain < suite
+    _, note = table.rows["  beyond the plain loop's own (its model built, the recipe's validations), median"]
+    assert note.endswith(f"over {len(trained)} runs")

@@ -128,7 +128,7 @@ def _section(table, scratch: str, name: str, words: list[str], blocks: int) -> t
     shown = " ".join(["make ablations", *(w for w in words if not w.startswith(("workers", "threads")))])
     table.section(f"a study: `{shown}` "
                   f"({len(jobs)} runs, {len(configs)} trained, {'/'.join(map(str, step_counts))} steps, {WORKERS} workers × "
-                  f"1 thread) against the same runs by the plain loop, {blocks} block(s) each, alternating; load average "
+                  f"1 thread) against the same runs by the plain loop, {blocks} block(s) each{', alternating' if blocks > 1 else ''}; load average "
                   f"{load()}")
     table.add("the suite, a whole process", f"{statistics.median(walls):.1f} s",
               "blocks " + " ".join(f"{w:.0f}" for w in walls))

@@ -17,11 +17,13 @@ exercise at 3 seeds, as `make ablations` runs it) against its runs by the plain 
 """
 import multiprocessing as mp
 import os
+import re
 import statistics
 import subprocess
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from mlflow.tracking import MlflowClient
 
@@ -31,6 +33,7 @@ from lm.tools.bench_process import load, progress
 
 EXERCISES = ["nopos", "scaling"]   # one whose claims read the knock-out, one whose claims read none
 WORKERS = 2
+FINISHED_LINE = re.compile(r"\[\d+/\d+\] ")   # the suite's line for each run it has finished (lm/suite/suite.py)
 
 
 def _one_thread() -> None:
@@ -85,6 +88,19 @@ def whole(table, scratch: str, quick: bool) -> None:
     _section(table, scratch, "whole", ["quick=true"] if quick else [], blocks=1)
 
 
+def _suite(words: list[str], env: dict, bar) -> tuple[int, str]:
+    """`python -m lm.commands.suite` on these words, the bar moved on at each run it reports finished. Returns its exit
+    status and its last lines, stdout and stderr together."""
+    proc = subprocess.Popen([sys.executable, "-m", "lm.commands.suite", *words], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    last = deque(maxlen=40)
+    for line in proc.stdout:
+        last.append(line)
+        if FINISHED_LINE.match(line):
+            bar.update()
+    return proc.wait(), "".join(last)[-2000:]
+
+
 def _section(table, scratch: str, name: str, words: list[str], blocks: int) -> tuple[float, float]:
     """The suite on these words against the same runs by the plain loop, `blocks` blocks each, alternating. Returns
     the median run's cost beyond the plain loop's outside its steps, and the once-a-suite seconds."""
@@ -96,24 +112,25 @@ def _section(table, scratch: str, name: str, words: list[str], blocks: int) -> t
     configs = {j.config_hash: j.cfg for j in sorted(jobs, key=lambda j: -j.cost) if not j.spec.init_from}
     env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
     walls, ideals, packed, outside, beyond, fixed = [], [], [], [], [], []
+    # The bar counts runs, the suite's as it reports each finished one and the plain loop's as each returns: a block
+    # of the whole study is 47 minutes.
     with ProcessPoolExecutor(WORKERS, mp_context=mp.get_context("spawn"), initializer=_one_thread) as pool, \
-            progress(2 * blocks, f"study ({name}): the suite's and the plain loop's blocks") as bar:
+            progress(blocks * (len(jobs) + len(configs)), f"study ({name}): the suite's and the plain loop's runs") as bar:
         list(f.result() for f in [pool.submit(_warm) for _ in range(WORKERS)])
         for block in range(blocks):
             store = os.path.join(scratch, f"study-{name}{block}")
             t_suite = time.time()
-            done = subprocess.run([sys.executable, "-m", "lm.commands.suite", *words], env={**env, "TINYGPT_STORE": store},
-                                  capture_output=True, text=True)
+            status, tail = _suite(words, {**env, "TINYGPT_STORE": store}, bar)
             end = time.time()
-            if done.returncode:
-                raise RuntimeError(f"the bench's study failed: {done.stderr[-2000:]}")
+            if status:
+                raise RuntimeError(f"the bench's study failed: {tail}")
             walls.append(end - t_suite)
-            bar.update()
             t = time.time()
-            plain = dict(zip(configs, [f.result() for f in [pool.submit(plain_loop.train, cfg, cfg.train.steps, 1)
-                                                           for cfg in configs.values()]]))
+            futures = {h: pool.submit(plain_loop.train, cfg, cfg.train.steps, 1) for h, cfg in configs.items()}
+            for _ in as_completed(futures.values()):
+                bar.update()
+            plain = {h: f.result() for h, f in futures.items()}
             packed.append(time.time() - t)
-            bar.update()
             ideals.append(sum(p.seconds for p in plain.values()) / WORKERS)
             runs = _trained_runs(f"sqlite:///{store}/mlflow.db")
             for r in runs:

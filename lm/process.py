@@ -39,6 +39,7 @@ def after_imports() -> None:
         gc.freeze()
         gc.enable()
 
+
 @contextmanager
 def heavy_imports() -> Iterator[None]:
     """The collector off through a block of heavy imports outside a command's own (a suite's imports after its plan,

@@ -11,10 +11,11 @@ how long each command takes to print a one-line error or its --cfg; a whole `mak
 process over the same steps, with where the harness's extra seconds go; `make report` on the store you have,
 which it reads and leaves as it was (lm/tools/bench_process.py); and a small study through `make ablations` against
 the same runs by a plain loop (lm/tools/bench_study.py); with only=whole, which no other default names, the whole
-study against its runs by the plain loop, once each (about an hour and a half). The plain loop runs in chunks between the harness's own
-chunks of steps (A B A B …, under the same load), each chunk's first step left out; ratios are medians of chunk
-against chunk. The machine's load average is printed with them: other work on the machine slows everything, and two
-OpenMP threads most. `quick=true` takes one to two minutes; the study rows alone take about ten. Runs go to a scratch MLflow store, deleted after. The options: lm/spec/options.py's BenchOptions.
+study against its runs by the plain loop, once each (about an hour and a half). The plain loop runs in chunks
+between the harness's own chunks of steps (A B A B …, under the same load), each chunk's first step left out; ratios
+are medians of chunk against chunk. The machine's load average is printed with them: other work on the machine slows
+everything, and two OpenMP threads most. `quick=true` takes one to two minutes; the study rows alone take about ten.
+Runs go to a scratch MLflow store, deleted after. The options: lm/spec/options.py's BenchOptions.
 """
 from __future__ import annotations
 
@@ -401,7 +402,6 @@ def machine() -> str:
                 name = line.split(":", 1)[1].strip()
                 break
     return f"{name}, {os.cpu_count()} cores, torch {torch.__version__}"
-
 
 
 class Table:

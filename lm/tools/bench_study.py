@@ -115,7 +115,8 @@ def _section(table, scratch: str, name: str, words: list[str], blocks: int) -> t
     # The bar counts runs, the suite's as it reports each finished one and the plain loop's as each returns: a block
     # of the whole study is 47 minutes.
     with ProcessPoolExecutor(WORKERS, mp_context=mp.get_context("spawn"), initializer=_one_thread) as pool, \
-            progress(blocks * (len(jobs) + len(configs)), f"study ({name}): the suite's and the plain loop's runs") as bar:
+            progress(blocks * (len(jobs) + len(configs)), f"study ({name}): the suite's and the plain loop's runs") \
+            as bar:
         list(f.result() for f in [pool.submit(_warm) for _ in range(WORKERS)])
         for block in range(blocks):
             store = os.path.join(scratch, f"study-{name}{block}")
@@ -144,9 +145,9 @@ def _section(table, scratch: str, name: str, words: list[str], blocks: int) -> t
     step_counts = sorted({cfg.train.steps for cfg in configs.values()})
     shown = " ".join(["make ablations", *(w for w in words if not w.startswith(("workers", "threads")))])
     table.section(f"a study: `{shown}` "
-                  f"({len(jobs)} runs, {len(configs)} trained, {'/'.join(map(str, step_counts))} steps, {WORKERS} workers × "
-                  f"1 thread) against the same runs by the plain loop, {blocks} block(s) each{', alternating' if blocks > 1 else ''}; load average "
-                  f"{load()}")
+                  f"({len(jobs)} runs, {len(configs)} trained, {'/'.join(map(str, step_counts))} steps, "
+                  f"{WORKERS} workers × 1 thread) against the same runs by the plain loop, {blocks} block(s) each"
+                  f"{', alternating' if blocks > 1 else ''}; load average {load()}")
     table.add("the suite, a whole process", f"{statistics.median(walls):.1f} s",
               "blocks " + " ".join(f"{w:.0f}" for w in walls))
     table.add("the plain loop: its runs' seconds ÷ the workers", f"{statistics.median(ideals):.1f} s",

@@ -62,6 +62,8 @@ def probe(end: EndOfRun) -> None:
     end.metrics["probe_top1_p"] = found["top"][0][1]
     # lesson 000's "'e' 65%, 'r' 8%, 'l' 8%": each lowercase letter's probability by name
     end.metrics.update({f"probe_p_{c}": p for c, p in found["letters"].items()})
+    # "the likeliest is 'e'" as a number each seed gives: each letter's lead over the likeliest other character
+    end.metrics.update({f"probe_lead_{c}": x for c, x in found["leads"].items()})
     end.tags["probe_top1"] = found["top"][0][0]
     (end.folder / "probe.json").write_text(probes.to_json(found), encoding="utf-8")
 

@@ -25,10 +25,12 @@ from lm.model.sample import (
 @torch.no_grad()
 def validation(model: GPT, batches) -> dict:
     """val_loss and the loss by position, each with its standard error over the windows (val_loss_se,
-    loss_by_position_se), and each window's mean loss (window_losses, in the batches' order). A batch may hold
+    loss_by_position_se), each window's mean loss (window_losses, in the batches' order) and each window's loss at
+    each position (position_losses: windows × positions, NaN past a shorter window's end). A batch may hold
     windows shorter than the context (the held-out text's last): they count at their own positions."""
-    by_pos = torch.zeros(model.config.block_size, dtype=torch.float64)
-    n_pos, squares, windows = torch.zeros_like(by_pos), torch.zeros_like(by_pos), []
+    T = model.config.block_size
+    by_pos = torch.zeros(T, dtype=torch.float64)
+    n_pos, squares, windows, at_position = torch.zeros_like(by_pos), torch.zeros_like(by_pos), [], []
     for x, y in batches:
         losses = token_losses(model, x, y).double().cpu()
         mask = (y >= 0).cpu()
@@ -37,11 +39,15 @@ def validation(model: GPT, batches) -> dict:
         n_pos[:t] += mask.sum(0)
         squares[:t] += (losses ** 2).sum(0)
         windows.append(losses.sum(1) / mask.sum(1).clamp(min=1))
+        row = torch.full((x.size(0), T), math.nan, dtype=torch.float32)   # (windows, positions)
+        row[:, :t] = losses.float().masked_fill(~mask, math.nan)
+        at_position.append(row)
     total, count = by_pos.sum().item(), n_pos.sum().item()
     out = {"val_loss": total / count, "loss_by_position": (by_pos / n_pos.clamp(min=1)).tolist()}
     out["val_perplexity"] = math.exp(out["val_loss"])
     per_window = torch.cat(windows)
     out["window_losses"] = per_window
+    out["position_losses"] = torch.cat(at_position)
     out["val_loss_se"] = per_window.std().item() / math.sqrt(len(per_window)) if len(per_window) > 1 else 0.0
     n = n_pos.clamp(min=2)
     spread = ((squares - by_pos ** 2 / n) / (n - 1)).clamp(min=0)
@@ -130,8 +136,17 @@ def probe(model: GPT, corpus: Corpus, prompt: str, k: int = 5) -> dict:
     'e', 'r' and 'l' after 'To be, or not to b': a letter outside the top k still has its number)."""
     p = next_char_probs(model, corpus.encode(prompt) if not corpus.documents else [corpus.bos, *corpus.encode(prompt)])
     top = p.topk(k)
+    letters = {c: i for c, i in corpus.stoi.items() if c.isascii() and c.islower()}
     return {"prompt": prompt, "top": [(corpus.decode([int(i)]), float(v)) for v, i in zip(top.values, top.indices)],
-            "letters": {c: float(p[i]) for c, i in corpus.stoi.items() if c.isascii() and c.islower()}}
+            "letters": {c: float(p[i]) for c, i in letters.items()},
+            "leads": {c: lead(p, i) for c, i in letters.items()}}
+
+
+def lead(p: torch.Tensor, i: int) -> float:
+    """How far p[i] stands above the largest of the others: positive when i is the likeliest, by that gap; the
+    continuous form of "i is the likeliest", which each seed gives as a number rather than a yes or no."""
+    others = torch.cat([p[:i], p[i + 1:]])
+    return float(p[i] - others.max())
 
 
 def samples(model: GPT, corpus: Corpus, prompt: str, length: int, temperature: float, count: int, seed: int):
@@ -253,7 +268,9 @@ def last_row_reads(attention: dict) -> dict[str, float]:
     """Lesson 001's "where does the final 'e' look most?", on the heatmap line's last character: for each letter of
     the line, how many heads (over every block) put their heaviest weight on a key holding it
     (heatmap_last_reads_<letter>), and the largest weight any head puts on the keys holding it
-    (heatmap_last_weight_<letter>). `attention`: attention_on's {chars, weights}."""
+    (heatmap_last_weight_<letter>), and the largest lead of a head's weight on a key holding it over its heaviest
+    weight on any other key (heatmap_last_lead_<letter>: positive when some head reads it most, by that margin).
+    `attention`: attention_on's {chars, weights}."""
     chars = attention["chars"]
     rows = [torch.tensor(head[-1]) for block in attention["weights"] for head in block]   # each (keys,)
     out = {}
@@ -261,6 +278,8 @@ def last_row_reads(attention: dict) -> dict[str, float]:
         holds = torch.tensor([ch == c for ch in chars])
         out[f"heatmap_last_reads_{c}"] = float(sum(bool(holds[int(r.argmax())]) for r in rows))
         out[f"heatmap_last_weight_{c}"] = max(float(r[holds].sum()) for r in rows)
+        if not holds.all():
+            out[f"heatmap_last_lead_{c}"] = max(float(r[holds].max() - r[~holds].max()) for r in rows)
     return out
 
 

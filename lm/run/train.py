@@ -45,6 +45,9 @@ from lm.tracking.store_check import redact
 # The final validation's loss on each window of the held-out text (lm/model/data.py held_out_windows), in order, as
 # float32: the same windows for every run of a corpus and a context, so that runs pair window by window.
 WINDOW_LOSSES = "val_window_losses.npy"
+# The same windows' loss at each position (windows × positions, NaN past the last window's end), float32: the loss by
+# position as a sample of the text, paired window by window.
+POSITION_LOSSES = "val_position_losses.npy"
 # The model's toggles, every field of its config but the vocabulary (the corpus decides that), also logged under
 # these flat names so MLflow's compare view lines them up: a new toggle is a new field, and nothing here.
 TOGGLES = tuple(f.name for f in fields(GPTConfig) if f.name != "vocab_size")
@@ -347,6 +350,7 @@ def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm
                 end_of_run.MEASURE[m.name](end)
         checkpoint.save(end.folder / "model.pt", model, corpus.chars, corpus.bos)
         np.save(end.folder / WINDOW_LOSSES, val["window_losses"].float().numpy())
+        np.save(end.folder / POSITION_LOSSES, val["position_losses"].numpy())
         store.log_metrics(run_id, end.metrics, cfg.train.steps)  # what validation logged at this step is not again
         store.set_tags(run_id, end.tags)
         store.client.log_artifacts(run_id, tmp)

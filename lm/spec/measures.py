@@ -41,8 +41,8 @@ class Measurement:
 # they are read; the others on every run, where they cost less than the noise of a run's time, and where the report's
 # own tables (head statistics, the attention view, the samples) and the UI's Dataset column show every run's.
 TABLE = (
-    Measurement("probe", "next-character probabilities after data.probe, every lowercase letter's by name",
-                ("probe_top1", "probe_top1_p", "probe_p_*", "probe.json")),
+    Measurement("probe", "next-character probabilities after data.probe, every lowercase letter's by name and its lead",
+                ("probe_top1", "probe_top1_p", "probe_p_*", "probe_lead_*", "probe.json")),
     Measurement("score_array", "one layer's score array as a training step holds it (0: fused kernels tile it)",
                 ("score_array_size",)),
     Measurement("train_loss", "the loss on as many fixed windows of the training text as validation reads",

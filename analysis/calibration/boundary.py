@@ -22,6 +22,7 @@ import dataclasses
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 from scipy import optimize
@@ -29,7 +30,7 @@ from scipy import stats as scipy_stats
 
 from analysis.calibration import spreads
 from analysis.calibration.spreads import Kind, Spread
-from analysis.verdicts import claim_kinds, claims
+from analysis.verdicts import bounds, claim_kinds, claims
 from lm.spec.exercises import Claim, ClaimKind, Exercise, evaluate, term, terms, tree
 
 DRAWS = 4000   # draws of each number to set a comparison's expected margin: its error ~1.5% of the margin's sd
@@ -56,16 +57,19 @@ class Number:
     def window_scored(self) -> bool:
         return claims.window_scored(self.key) and self.spread.window_sd > 0
 
-    def draw(self, z: np.ndarray, center=None) -> np.ndarray:
-        """Values from standard normals z (their shape), the centre given or its own: as its kind varies."""
+    def draw(self, z: np.ndarray, center=None, scale: float = 1.0) -> np.ndarray:
+        """Values from standard draws z (their shape), the centre given or its own, the spread times `scale`: as its
+        kind varies."""
         c = self.center if center is None else center
         if self.values:
             first, other = self.values
             return np.where(scipy_stats.norm.cdf(z) < self.p_hold, first, other)
         kind = self.spread.kind
+        if kind == Kind.TAG:   # shown, not compared: its value on every seed
+            return np.full(z.shape, c, dtype=object)
         if kind == Kind.CONSTANT:
             return np.full(z.shape, float(c))
-        x = float(c) + self.spread.sd * z
+        x = float(c) + scale * self.spread.sd * z
         if kind == Kind.SHARE:
             return np.clip(x, 0.0, 1.0)
         if kind == Kind.INTEGER:
@@ -195,7 +199,7 @@ def _value(w: World, claim: Claim, at_value: bool) -> None:
     s = n.spread
     if s.kind in (Kind.CONSTANT, Kind.TAG, Kind.INTEGER):
         raise Unplaceable(f"a lesson's single number read from a {s.kind} ({n.key})")
-    w.offset = 0.0 if at_value else claim_kinds.delta(claim)
+    w.offset = 0.0 if at_value else float(claim.delta)
     evaluation = s.window_sd ** 2 / claim.windows if claim.windows and n.window_scored else 0.0
     w.lesson_sd = math.sqrt(s.sd ** 2 + evaluation)
     if n.window_scored and not s.per_window and s.windows:
@@ -324,19 +328,47 @@ class Draw:
 WINDOWS = 64   # windows drawn for a number the store logs per window: their spread scaled to stand for the real count
 
 
-def draw(w: World, rng: np.random.Generator) -> Draw:
+class Stress(StrEnum):
+    """How the simulated seeds depart from the engine's assumptions: not at all, each number's seed spread
+    differing from its metric's by a random factor (variances more unequal than the pooled prior allows: a log-sd of
+    ln 2, so a spread half or twice its row's one time in three), or heavy tails (Student's t with 3 degrees of
+    freedom, scaled to the row's spread)."""
+    NONE = "none"
+    UNEQUAL = "unequal variances"
+    HEAVY = "heavy tails"
+
+
+UNEQUAL_LOG_SD = math.log(2)
+HEAVY_DF = 3
+
+
+def standard(rng: np.random.Generator, n: int, stress: "Stress") -> np.ndarray:
+    """n draws of unit spread: normal, or under heavy tails Student's t scaled to unit variance."""
+    if stress == Stress.HEAVY:
+        return rng.standard_t(HEAVY_DF, n) / math.sqrt(HEAVY_DF / (HEAVY_DF - 2))
+    return rng.standard_normal(n)
+
+
+def draw(w: World, rng: np.random.Generator, stress: "Stress" = None) -> Draw:
     """Up to the last look's seeds of every number of the world, as a store would hold them."""
+    stress = stress or Stress.NONE
     out = Draw()
     side = rng.choice((-1.0, 1.0))
+    if w.kind == ClaimKind.VALUE and w.offset:   # our mean delta from the lesson's number, where it can lie
+        (n,) = w.numbers.values()
+        low, high = bounds.of(n.key)
+        if not low <= float(n.center) - side * w.offset <= high:
+            side = -side
     shift = -side * w.offset - rng.normal(0.0, w.lesson_sd) if w.kind == ClaimKind.VALUE else 0.0
     shared = {}    # each window's difficulty, common to every run scored on the same windows
     for k, n in w.numbers.items():
         seeds = w.seeds[n.exercise, n.variant]
-        z = rng.standard_normal(len(seeds))
+        z = standard(rng, len(seeds), stress)
+        scale = math.exp(rng.normal(0.0, UNEQUAL_LOG_SD)) if stress == Stress.UNEQUAL else 1.0
         center = n.center if isinstance(n.center, str) or n.values else float(n.center) + shift
         if w.kind == ClaimKind.VALUE and w.bias_sd:
             center = center + rng.normal(0.0, w.bias_sd)
-        values = n.draw(z, center)
+        values = n.draw(z, center, scale)
         if n.window_scored and n.spread.per_window:
             group = n.spread.windows
             if group not in shared:

@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysis.calibration import boundary
-from analysis.calibration.boundary import World
-from analysis.verdicts import Numbers, claims, decision, table
-from lm.spec.exercises import Exercise
+from analysis.calibration import boundary, census
+from analysis.calibration.boundary import Stress, World
+from analysis.verdicts import Numbers, claims, decision, table, variance
+from lm.spec.exercises import ClaimKind, Exercise
+
+POOL = "_pool"   # the simulated store's other variants, which the seeds' variance is pooled over (census.py)
 
 FIRM = decision.FIRM
 
@@ -42,6 +44,8 @@ class Tally:
     paths_first: Counter = field(default_factory=Counter)    # test -> studies with a firm comparison by it
     paths_looks: Counter = field(default_factory=Counter)
     looks: Counter = field(default_factory=Counter)          # seeds at the last look -> claims judged there
+    fdp_first: float = 0.0              # summed over studies: the false share of the firm verdicts, first look
+    fdp_looks: float = 0.0
 
     def add(self, other: "Tally") -> "Tally":
         for f in dataclasses.fields(self):
@@ -60,9 +64,38 @@ def exercises_of(ws: list[World], originals: dict[str, Exercise]) -> dict[str, E
     return out
 
 
-def results(ws: list[World], draws: list[boundary.Draw], seen: list[int], exercises: dict[str, Exercise]) \
-        -> dict[str, Numbers]:
-    """The studies' numbers as the table reads them, each world's variants cut to the seeds of its look."""
+def bystanders(ws: list[World], rng: np.random.Generator, stress: Stress) -> Numbers:
+    """The store's other variants of each metric the claims read (census.py): as many as the census counts less the
+    claims' own copies, each with the first look's seeds, centred at 0 (a variance does not depend on it), its
+    variance drawn from the census's prior."""
+    copies: dict[tuple[str, str], set] = {}
+    for w in ws:
+        for (exercise, variant, key, step), n in w.numbers.items():
+            copies.setdefault((key, variance.phase(key, step)), set()).add((exercise, variant))
+    final, curves = {}, {}
+    rows = census.table()
+    seeds = range(1, decision.LOOKS[0] + 1)
+    for pooled in copies:
+        row = rows.get(pooled)
+        if row is None:
+            continue
+        extra = max(0, row.groups - len(copies[pooled]))
+        for i, var in enumerate(census.variances(row, extra, rng)):
+            z = boundary.standard(rng, len(seeds), stress)
+            per = {s: float(math.sqrt(var) * x) for s, x in zip(seeds, z)}
+            name = f"by{i}"
+            if pooled[1] == variance.Phase.START:
+                curves.setdefault(name, {}).setdefault(pooled[0], {})[0] = per
+            else:
+                final.setdefault(name, {})[pooled[0]] = per
+    pool = Exercise(name=POOL, title="the store's other variants", lesson="", measures="", variants={})
+    return Numbers(pool, final, curves)
+
+
+def results(ws: list[World], draws: list[boundary.Draw], seen: list[int], exercises: dict[str, Exercise],
+            pool: Numbers | None = None) -> dict[str, Numbers]:
+    """The studies' numbers as the table reads them, each world's variants cut to the seeds of its look, and the
+    store's other variants (`pool`)."""
     final = {name: {} for name in exercises}
     curves = {name: {} for name in exercises}
     windows = {name: {} for name in exercises}
@@ -76,7 +109,8 @@ def results(ws: list[World], draws: list[boundary.Draw], seen: list[int], exerci
         for (exercise, variant, key, step), per in d.windows.items():
             cut = {s: per[s] for s in w.seeds[exercise, variant][:n]}
             windows[exercise].setdefault(variant, {}).setdefault(key, {})[step] = cut
-    return {name: Numbers(ex, final[name], curves[name], windows[name]) for name, ex in exercises.items()}
+    out = {name: Numbers(ex, final[name], curves[name], windows[name]) for name, ex in exercises.items()}
+    return {**out, POOL: pool} if pool is not None else out
 
 
 def extends(v: claims.Verdict) -> bool:
@@ -89,13 +123,18 @@ def extends(v: claims.Verdict) -> bool:
     return not claims.undecided(v)[1]
 
 
-def study(ws: list[World], exercises: dict[str, Exercise], rng: np.random.Generator, looks: bool = True) -> Tally:
-    """One simulated store through the table, at the first look and through `make decide`'s looks."""
-    draws = [boundary.draw(w, rng) for w in ws]
+def study(ws: list[World], exercises: dict[str, Exercise], rng: np.random.Generator, looks: bool = True,
+          stress: Stress = Stress.NONE, truth: list[World] | None = None) -> Tally:
+    """One simulated store through the table, at the first look and through `make decide`'s looks. `truth`: each
+    claim's world where it differs from `ws` (a true effect), for a store of claims some true, some on their
+    boundary."""
+    truth = truth or ws
+    draws = [boundary.draw(w, rng, stress) for w in truth]
+    pool = bystanders(ws, rng, stress)
     seen = [decision.LOOKS[0]] * len(ws)
-    t = table(results(ws, draws, seen, exercises))
+    t = table(results(ws, draws, seen, exercises, pool))
     out = Tally(studies=1)
-    _count(out, ws, t, "first")
+    _count(out, ws, t, "first", truth)
     for _ in decision.LOOKS[1:] if looks else ():
         rows = {(r.exercise, r.index): r for r in t.rows}
         grow = [i for i, w in enumerate(ws) if extends(rows[w.exercise, w.index].verdict)]
@@ -103,48 +142,67 @@ def study(ws: list[World], exercises: dict[str, Exercise], rng: np.random.Genera
             break
         for i in grow:
             seen[i] = decision.next_look(rows[ws[i].exercise, ws[i].index].verdict.looked[0])
-        t = table(results(ws, draws, seen, exercises))
-    _count(out, ws, t, "looks")
+        t = table(results(ws, draws, seen, exercises, pool))
+    _count(out, ws, t, "looks", truth)
     for r in t.rows:
         if r.verdict.looked:
             out.looks[r.verdict.looked[0]] += 1
     return out
 
 
-def _count(out: Tally, ws: list[World], t, when: str) -> None:
+def false_firm(w: World, v: claims.Verdict) -> bool:
+    """Whether a verdict on a claim on its boundary is a false one: any firm verdict, but for a lesson's single
+    number, whose boundary (delta from ours) makes "reproduced" false and "not reproduced" true, and at its true
+    value (offset 0) the other way round."""
+    if w.kind == ClaimKind.VALUE:
+        return v.verdict == (decision.Outcome.REPRODUCED if w.offset else decision.Outcome.NOT_REPRODUCED)
+    return v.verdict in FIRM
+
+
+def _count(out: Tally, ws: list[World], t, when: str, truth: list[World] | None = None) -> None:
     rows = {(r.exercise, r.index): r for r in t.rows}
     firm_claim = firm_control = False
     paths = set()
-    for w in ws:
+    false = firm = 0
+    for w, real in zip(ws, truth or ws):
         v = rows[w.exercise, w.index].verdict
         if w.control:
             firm_control |= any(c.verdict in FIRM for c in v.comparisons)
             continue
         if not w.counted:
             continue
-        if v.verdict in FIRM:
+        on_boundary = real is w
+        wrong = on_boundary and false_firm(w, v)
+        if wrong:
             firm_claim = True
             getattr(out, f"claims_{when}")[w.exercise, w.index] += 1
             paths |= {c.method for c in v.comparisons}
+        false += wrong
+        firm += v.verdict in FIRM
         if v.verdict == decision.Outcome.REPRODUCED:
             getattr(out, f"reproduced_{when}")[w.exercise, w.index] += 1
         if v.verdict == decision.Outcome.NOT_REPRODUCED:
             getattr(out, f"not_reproduced_{when}")[w.exercise, w.index] += 1
     setattr(out, f"any_{when}", int(firm_claim))
     setattr(out, f"control_{when}", int(firm_control))
+    setattr(out, f"fdp_{when}", false / firm if firm else 0.0)
     getattr(out, f"paths_{when}").update(paths)
 
 
 def run(originals: dict[str, Exercise], studies: int, seed: int = 0, effect: float = 0.0, at_value: bool = False,
-        looks: bool = True) -> tuple[Tally, list[World], list[str]]:
+        looks: bool = True, stress: Stress = Stress.NONE, mixed: float = 0.0) \
+        -> tuple[Tally, list[World], list[str]]:
     """`studies` studies of the exercises' claims set on their boundary (or at an effect: boundary.worlds), and the
-    worlds and the claims that could not be set."""
-    ws, problems = boundary.worlds(originals, effect, at_value)
+    worlds and the claims that could not be set. `mixed`: the share of claims drawn, each store afresh, at a true
+    effect of `effect` (4 sd where none is given), the others on their boundary: the false discovery rate's case."""
+    ws, problems = boundary.worlds(originals, 0.0 if mixed else effect, at_value)
+    true = boundary.worlds(originals, effect or 4.0)[0] if mixed else None
     exercises = exercises_of(ws, originals)
     rng = np.random.default_rng(seed)
     total = Tally()
     for _ in range(studies):
-        total.add(study(ws, exercises, rng, looks))
+        truth = [t if rng.random() < mixed else w for w, t in zip(ws, true)] if mixed else None
+        total.add(study(ws, exercises, rng, looks, stress, truth))
     return total, ws, problems
 
 

@@ -26,6 +26,9 @@ os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 # held-out text, in order (lm/run/train.py on branch claims, WINDOW_LOSSES). The engine pairs two runs window by window
 # with it (analysis/verdicts/claims.py); runs from before it was logged have none, and the table says so.
 WINDOW_VALUES = {"val_loss": "val_window_losses.npy"}
+# Each window's loss at each position (windows × positions), for the loss at one position: `val_loss_at_position[k]`
+# reads column k, the windows too short to reach it (the held-out text's last) left out.
+POSITION_VALUES = {"val_loss_at_position": "val_position_losses.npy"}
 
 
 def at_time(times, values, t: float) -> tuple[float, bool]:
@@ -245,19 +248,49 @@ class ExerciseRuns:
 
     def windows(self, variant: str, key: str, step: int | None = None) -> dict[int, np.ndarray] | None:
         """The engine's per-window lookup: {seed: each window's value} of a final metric whose runs logged them
-        (WINDOW_VALUES), at the end of the run (step None, or the run's last step); None where there are none."""
-        artifact = WINDOW_VALUES.get(key)
+        (WINDOW_VALUES), at the end of the run (step None, or the run's last step), or of the loss at one position
+        of the window (POSITION_VALUES: `step` is the position; the windows too short to reach it left out); None
+        where there are none."""
+        artifact = WINDOW_VALUES.get(key) or POSITION_VALUES.get(key)
         if artifact is None or variant not in self.variants:
             return None
         rows = self.rows(variant)
-        if step is not None and "params.train.steps" in rows:
+        positional = key in POSITION_VALUES
+        if step is not None and not positional and "params.train.steps" in rows:
             rows = rows[pd.to_numeric(rows["params.train.steps"], errors="coerce") == step]
+        if positional and step is None:
+            return None
         found = {}
         for r in rows[["run_id", "seed"]].itertuples():
             path = self.reader.artifact(r.run_id, artifact)
-            if path is not None:
-                found[int(r.seed)] = np.load(path)
+            if path is None:
+                continue
+            values = np.load(path)
+            if positional:
+                if step >= values.shape[1]:
+                    continue
+                column = values[:, step]
+                values = column[np.isfinite(column)]
+            found[int(r.seed)] = values
         return found or None
+
+    def groups(self):
+        """Every final metric per seed of every variant, and every curve point read so far: what the seeds'
+        variance of each metric is pooled from (analysis/verdicts/variance.py)."""
+        columns = [c for c in self.finished.columns if c.startswith("metrics.")]
+        self.reader.prefetch(histories=[(r, "val_loss") for r in self.finished["run_id"]])
+        for variant in self.variants:
+            self.history(variant, "val_loss")   # the curve: its start, untrained, is pooled apart
+        for variant in self.variants:
+            rows = self.rows(variant)
+            for col in columns:
+                got = rows[["seed", col]].dropna()
+                if len(got) >= 2:
+                    yield variant, col[len("metrics."):], None, dict(zip(got["seed"].astype(int), got[col].astype(float)))
+        for (variant, key), h in list(self._histories.items()):
+            for step, at in h.dropna(subset=["value"]).groupby("step"):
+                if len(at) >= 2:
+                    yield variant, key, int(step), {int(s): float(v) for s, v in zip(at["seed"], at["value"])}
 
     def budget_per_seed(self, variant: str) -> dict[int, float] | None:
         """Each seed's validation loss at the budget (the budget variant's mean training time), interpolated on

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.verdicts import decision, stats
+from analysis.verdicts import bounds, decision, stats, variance
 from analysis.verdicts.claims import (
     FINDING,
     NOT_APPLICABLE,
@@ -42,11 +42,13 @@ TABLE, CONTROL = "table", "control"   # the families: the claims', and the A/A c
 @dataclass(frozen=True)
 class Lookups:
     """What a kind is judged on: the mean lookup, the per-seed lookup (None: the means alone), the per-window
-    lookup (None: none logged) and the exercise's variants (a question ranks them)."""
+    lookup (None: none logged), the exercise's variants (a question ranks them) and each number's prior for the
+    seeds' variance (variance.py; None: each comparison on its own seeds)."""
     lookup: Callable
     per_seed: Callable | None
     variants: Sequence[str]
     windows: Callable | None = None
+    priors: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -62,17 +64,17 @@ class Judging:
     slots: Callable[[Claim], int] = lambda claim: 0
 
 
-def judge(claim: Claim, lookup, variants=(), seeds=None, windows=None) -> Verdict:
+def judge(claim: Claim, lookup, variants=(), seeds=None, windows=None, priors=None) -> Verdict:
     """The verdict on one claim, on its own (raw p), as its kind's entry judges it; `variants` are the exercise's,
     `seeds` the per-seed lookup (without it every comparison is read on the means alone, indicative), `windows` the
-    per-window lookup."""
+    per-window lookup, `priors` each number's prior for the seeds' variance."""
     which = claim.kind
     kind = KINDS[which]
     ours = show(claim.ours, lookup) if claim.ours else ""
     v = Verdict(claim.text, claim.lesson or "", ours, NOT_RUN, finding=claim.finding or kind.finding,
                 check=claim.check or "", deterministic=which == ClaimKind.DETERMINISTIC,
                 control=which == ClaimKind.CONTROL)
-    kind.judge(claim, Lookups(lookup, seeds, variants, windows), v)
+    kind.judge(claim, Lookups(lookup, seeds, variants, windows, priors), v)
     for c in v.comparisons if kind.family else ():  # judged alone: the level its look spends (the table shares it)
         last = decision.look(c.n or 0)
         c.level = decision.ALPHA * decision.SPEND[decision.LOOKS.index(last)] if last and c.raw_p is not None \
@@ -131,7 +133,7 @@ def check(claim: Claim, r: Lookups) -> list[Comparison]:
     evaluated on the means (a number it names that is not there is not run)."""
     evaluate(claim.check, r.lookup)
     found = []
-    collect(shape(claim.check).body, r.lookup, r.per_seed, found, r.windows)
+    collect(shape(claim.check).body, r.lookup, r.per_seed, found, r.windows, r.priors)
     return found
 
 
@@ -149,44 +151,23 @@ def deterministic(claim: Claim, r: Lookups) -> list[Comparison]:
 
 def value(claim: Claim, r: Lookups) -> list[Comparison]:
     """A lesson's single number against our prediction interval: one comparison."""
-    return [predict(claim, r.lookup, r.per_seed, r.windows)]
+    return [predict(claim, r.lookup, r.per_seed, r.windows, r.priors)]
 
 
-# A number as a lesson prints it: digits, a decimal point, a percent sign.
-NUMBER = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)(\s*%)?")
-
-
-def precision(claim: Claim) -> float:
-    """Half a unit in the last place the lesson printed its number to: as the claim's quote (`lesson:`) prints it
-    ("65%": 0.005, "1.746": 0.0005), else as the YAML writes it (where a trailing zero is lost: 2.090 is read 2.09).
-    Where the quote prints the value more than once, the finest print is the number's: in "block 1, head 3: 1
-    character back at 100% of positions", the value 1.0 is the "100%", not the block's "1"."""
-    printed = [0.5 * 10.0 ** -(len(m.group(1).partition(".")[2]) + 2 * bool(m.group(2)))
-               for m in NUMBER.finditer(claim.lesson or "")
-               if math.isclose(float(m.group(1)) / (100 if m.group(2) else 1), float(claim.value), rel_tol=1e-9,
-                               abs_tol=1e-12)]
-    if printed:
-        return min(printed)
-    return 0.5 * 10.0 ** -len(repr(float(claim.value)).partition(".")[2].rstrip("0"))
-
-
-def delta(claim: Claim) -> float:
-    """How far our mean may lie from a lesson's single number and still be it: the setup tolerance
-    (decision.TOLERANCE of the number) and the lesson's printed precision."""
-    return decision.TOLERANCE * abs(float(claim.value)) + precision(claim)
-
-
-def predict(claim: Claim, lookup, seeds, windows=None) -> Prediction:
-    """A lesson's single number (claim.value) against the per-seed values of `ours`, one term."""
+def predict(claim: Claim, lookup, seeds, windows=None, priors=None) -> Prediction:
+    """A lesson's single number (claim.value) against the per-seed values of `ours`, one term, within the claim's
+    delta."""
     named = terms(tree(claim.ours).body)
     if len(named) != 1:
         raise ValueError(f"a value claim's ours names one number, not {claim.ours!r}")
     mean = float(lookup(*named[0]))
     per = (seeds(*named[0]) if seeds else None) or {}
     tau, said = evaluation(claim, named[0], sorted(per), windows)
-    c = Prediction(f"{fmt(claim.value)} in our prediction interval", True, method=PREDICTION, value=float(claim.value),
-                   values=[float(per[s]) for s in sorted(per)], label=f"{fmt(claim.value)} against {claim.ours}",
-                   tau=tau, delta=delta(claim), evaluation=said)
+    prior = (priors(*named[0]) if priors else None) or variance.NONE
+    c = Prediction(f"{fmt(claim.value)} within {claim.delta:g} of ours", True, method=PREDICTION,
+                   value=float(claim.value), values=[float(per[s]) for s in sorted(per)],
+                   label=f"{fmt(claim.value)} against {claim.ours}", tau=tau, delta=float(claim.delta),
+                   evaluation=said, prior=prior, range=bounds.of(named[0][1]))
     c.seeds = {named[0][0]: len(per)} if per else {}
     c.holds = abs(claim.value - mean) <= c.delta
     return c
@@ -214,9 +195,12 @@ def evaluation(claim: Claim, term: tuple[str, str, int | None], seeds: list[int]
     if not here:
         said.append(f"{name}: per-window values are logged only at the end of the run: its per-window spread stands "
                     f"for this step's")
-    ours = variance / float(np.mean([len(x) for x in rows])) if here else 0.0
-    if not here:
-        said.append(f"{name}: scored on fixed windows, the same for every seed, whose own error is not logged")
+    if here:
+        ours = variance / float(np.mean([len(x) for x in rows]))
+    else:   # our curve is scored as the lesson's recipe scores it: on as many windows as the lesson averaged
+        ours = variance / claim.windows if claim.windows else 0.0
+        said.append(f"{name}: scored on as many fixed windows as the lesson's, whose error, common to our seeds, is "
+                    f"in the prediction interval beside the lesson's own")
     lesson = variance / claim.windows if claim.windows else 0.0
     if not claim.windows:
         said.append(f"{name}: the lesson's own evaluation is not stated (`windows:`), so its noise is not included")
@@ -240,6 +224,9 @@ def control(claim: Claim, r: Lookups) -> list[Comparison]:
     holds = bool(np.mean(xa) < np.mean(xb)) if xa and xb else False
     found = []
 
+    def pr(t) -> variance.Prior:
+        return (r.priors(*t) if r.priors else None) or variance.NONE
+
     def add(label: str, d: stats.Difference | None, seeds: dict[str, int]) -> None:
         c = Comparison(f"{left} < {right} ({label})", holds, d, label=label, sides=(left, right), flip=True,
                        method=d.method if d is not None else stats.ONE_SEED, seeds=seeds)
@@ -247,15 +234,18 @@ def control(claim: Claim, r: Lookups) -> list[Comparison]:
 
     if a[0] == b[0]:
         common = sorted(set(pa) & set(pb))
-        add(stats.ONE_SAMPLE, stats.one_sample([pb[s] - pa[s] for s in common]) if common else None,
+        both = variance.combined([(1.0, pr(a)), (1.0, pr(b))])
+        add(stats.ONE_SAMPLE, stats.one_sample([pb[s] - pa[s] for s in common], prior=both) if common else None,
             {a[0]: len(common)})
         return found
     k = min(len(xa), len(xb))
-    add(stats.WELCH, stats.welch(xb, xa) if k else None, {a[0]: len(xa), b[0]: len(xb)})
-    add(stats.PAIRED, stats.paired(xb[:k], xa[:k]) if k else None, {a[0]: k, b[0]: k})
+    add(stats.WELCH, stats.welch(xb, xa, pr(b), pr(a)) if k else None, {a[0]: len(xa), b[0]: len(xb)})
+    add(stats.PAIRED, stats.paired(xb[:k], xa[:k], prior=variance.combined([(1.0, pr(a)), (1.0, pr(b))]))
+        if k else None, {a[0]: k, b[0]: k})
+    prior = pr(a)
     p = Prediction(f"{right}'s first seed in {left}'s prediction interval", holds, method=PREDICTION,
                    value=xb[0] if xb else 0.0, values=xa, label="prediction", sides=(left, right),
-                   seeds={a[0]: len(xa)})
+                   seeds={a[0]: len(xa)}, prior=prior, range=bounds.of(a[1]))
     found.append(p)
     return found
 
@@ -289,7 +279,7 @@ def answer(claim: Claim, r: Lookups, v: Verdict) -> None:
         runner = pick(others, key=others.get)
         op = ast.Lt() if claim.best == "min" else ast.Gt()
         c = compare(ast.parse(f"{best}.{claim.answer}", mode="eval").body, op,
-                    ast.parse(f"{runner}.{claim.answer}", mode="eval").body, lookup, seeds, r.windows)
+                    ast.parse(f"{runner}.{claim.answer}", mode="eval").body, lookup, seeds, r.windows, r.priors)
         v.comparisons = [c]
         v.ours += f", runner-up {runner} ({fmt(values[runner])})"
         settle(v)

@@ -31,8 +31,9 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import special
 
-from analysis.verdicts import decision, stats
+from analysis.verdicts import bounds, decision, stats, variance
 from analysis.verdicts.decision import Outcome
 from lm.heads import table as heads
 from lm.spec.exercises import NotRun, evaluate, terms, tree
@@ -142,17 +143,30 @@ class Comparison:
 
 @dataclass
 class Prediction(Comparison):
-    """A lesson's single number against our prediction interval for one more run of ours: its margin is how far
-    inside the lesson's precision plus the tolerance (delta) our mean lies, Δ − |value − mean|, its standard error
-    that of one more run, the seeds' s·√(1 + 1/n) and the evaluation's noise (tau) in squares."""
+    """A lesson's single number, one draw of the lesson's setup, against our prediction interval for one more run of
+    ours: the seeds' variance (moderated by its prior) times 1 + 1/n, and the evaluation's noise (tau), in squares.
+    Reproduced when it lies within `delta` of our mean by the two one-sided tests (an equivalence: our runs could
+    tell a number delta away); not reproduced when it lies outside the interval (it is no draw of our setup);
+    within noise otherwise."""
     value: float = 0.0
     values: list[float] = field(default_factory=list)
     tau: float = 0.0            # the evaluation's noise: the lesson's windows', and our mean's where logged
-    delta: float = 0.0          # the lesson's printed precision plus the setup tolerance
+    delta: float = 0.0          # the difference from the lesson's number that would matter (the claim's `delta`)
     evaluation: tuple[str, ...] = ()    # what the note says about the evaluation's noise
+    prior: variance.Prior = variance.NONE
+    range: tuple[float, float] = bounds.ANY     # where the number can lie
 
     def __post_init__(self):
-        self.difference = prediction(self.value, self.values, self.tau, self.delta)
+        self.difference = prediction(self.value, self.values, self.tau, self.delta, self.prior)
+
+    def band(self, level: float) -> tuple[float, float] | None:
+        """Our prediction interval for one more run at the two-sided `level`, cut to the number's range."""
+        d = self.difference
+        if d is None or d.p is None or d.exact:
+            return None
+        mean = float(np.mean(self.values))
+        half = float(decision.t_quantile(1 - level / 2, d.df)) * d.se
+        return stats.clip(mean - half, mean + half, self.range)
 
     @property
     def interval(self) -> str:
@@ -160,34 +174,47 @@ class Prediction(Comparison):
         if len(self.values) < 2 or d is None:
             return ""
         mean = float(np.mean(self.values))
-        band = f"the lesson's {fmt(self.value)} ± {self.delta:.3g}"
+        band = f"the lesson's {fmt(self.value)}, delta {self.delta:.3g}"
         if d.method == stats.SIGN:
             return f"{fmt(mean)} (every seed alike: within ±{self.delta:.3g} on {d.held} of {d.n_a}; {band})"
         level = self.level if self.level is not None else 1 - stats.CONFIDENCE
-        half = float(decision.t_quantile(1 - level / 2, d.df)) * d.se
-        return f"{fmt(mean)} ({fmt(mean - half)} to {fmt(mean + half)} at {stats.percent(1 - level)}; {band})"
+        low, high = self.band(level)
+        return f"{fmt(mean)} ({fmt(low)} to {fmt(high)} at {stats.percent(1 - level)}; {band})"
 
 
-def prediction(value: float, values: list[float], tau: float, delta: float) -> stats.Difference | None:
-    """The test of a lesson's single number against our per-seed values: the margin Δ − |value − mean| over the
-    standard error of one more run, t on the seeds' degrees of freedom (the evaluation's noise tau taken as known:
-    stats.with_windows says why not Welch-Satterthwaite's); seeds that all agree (and no evaluation noise), the sign
-    test over seeds of whether each lies within Δ."""
+def prediction(value: float, values: list[float], tau: float, delta: float,
+               prior: variance.Prior = variance.NONE) -> stats.Difference | None:
+    """The test of a lesson's single number against our per-seed values. D = our mean - the number, on the standard
+    error of one more run (the seeds' moderated variance times 1 + 1/n, and the evaluation's noise tau taken as
+    known: stats.with_windows says why not Welch-Satterthwaite's), t on the seeds' degrees of freedom plus the
+    prior's. Two p: that of "it is a draw of our setup" (|D| = 0, two-sided), whose rejection is "not reproduced",
+    and the equivalence's (the larger of the two one-sided p of D >= delta and D <= -delta), whose rejection is
+    "reproduced"; the comparison carries the smaller, and the verdict it is for (`toward`). At any truth at most one
+    of the two verdicts is false, and each is reached only by its own test's p. The margin shown is delta - |D|.
+    Seeds that all agree with no prior and no evaluation noise: the sign test over seeds of whether each lies
+    within delta."""
     n = len(values)
     if not n:
         return None
     x = np.asarray(values, float)
-    d = stats.Difference(delta - abs(value - float(x.mean())), n_a=n, n_b=n, method=PREDICTION)
+    D = float(x.mean()) - value
+    d = stats.Difference(delta - abs(D), n_a=n, n_b=n, method=PREDICTION, prior=prior)
     if n < 2:
         return d
-    d.sd = float(x.std(ddof=1))
-    if d.sd <= 1e-12 * max(1.0, abs(float(x.mean()))) and tau <= 0:
+    own = float(x.var(ddof=1))
+    if own <= (1e-12 * max(1.0, abs(float(x.mean())))) ** 2 and tau <= 0 and prior.var <= 0:
         return stats.sign(d, int(np.sum(np.abs(x - value) < delta)), n)
-    seeds = d.sd ** 2 * (1 + 1 / n)
+    s2, df = variance.moderate(own, n - 1, prior.var, prior.df)
+    d.sd = math.sqrt(s2)
+    seeds = s2 * (1 + 1 / n)
     d.se_seeds = math.sqrt(seeds)
     d.se = math.sqrt(seeds + tau ** 2)
-    d.df = n - 1
-    d.p = float(decision.t_p(d.diff, d.se, d.df))
+    d.df = df
+    differs = float(decision.t_p(D, d.se, df))
+    # the equivalence: H0 D >= delta (its p the lower tail at (D - delta) / se), H0 D <= -delta (upper tail)
+    within = max(float(special.stdtr(df, (D - delta) / d.se)), float(special.stdtr(df, -(D + delta) / d.se))) \
+        if delta > 0 else 1.0
+    d.p, d.toward = (within, 1.0) if within < differs else (differs, -1.0)
     d.low, d.high = d.at(1 - stats.CONFIDENCE)
     return d
 
@@ -357,20 +384,20 @@ def settle(v: Verdict) -> None:
         v.verdict = _all([c.verdict for c in v.comparisons])
 
 
-def collect(node, lookup, seeds, out: list, windows=None) -> None:
+def collect(node, lookup, seeds, out: list, windows=None, priors=None) -> None:
     """Every comparison of a check's syntax tree (shape's), in the order _combine reads them."""
     match node:
         case ast.BoolOp(values=vs):
             for n in vs:
-                collect(n, lookup, seeds, out, windows)
+                collect(n, lookup, seeds, out, windows, priors)
             return
         case ast.UnaryOp(op=ast.Not(), operand=a):
-            collect(a, lookup, seeds, out, windows)
+            collect(a, lookup, seeds, out, windows, priors)
             return
         case ast.Compare(left=left, ops=ops, comparators=cs):
             a = left
             for op, b in zip(ops, cs):
-                out.append(compare(a, op, b, lookup, seeds, windows))
+                out.append(compare(a, op, b, lookup, seeds, windows, priors))
                 a = b
             return
     out.append(Comparison(unparse(node), bool(evaluate(unparse(node), lookup)), label=unparse(node)))
@@ -408,8 +435,10 @@ def _all(parts: list[Outcome]) -> Outcome:
 
 
 # --- one comparison --------------------------------------------------------------------------------------
-def compare(a, op, b, lookup, seeds, windows=None) -> Comparison:
-    """One pair `a op b`: whether it holds on the means, and where there are seeds, its margin's test."""
+def compare(a, op, b, lookup, seeds, windows=None, priors=None) -> Comparison:
+    """One pair `a op b`: whether it holds on the means, and where there are seeds, its margin's test, the seeds'
+    variance moderated by the priors of the numbers it reads (`priors(variant, key, step)`: variance.Prior, None
+    for a number with no spread to pool)."""
     text = f"{unparse(a)} {SYMBOLS[type(op)]} {unparse(b)}"
     holds = bool(evaluate(text, lookup))
     ta, tb = terms(a), terms(b)
@@ -445,8 +474,9 @@ def compare(a, op, b, lookup, seeds, windows=None) -> Comparison:
         used = dict.fromkeys(by_variant, order)
         xa, xb = (evaluate(side, _arrays(per, order), ELEMENTWISE) for side in (left, right))
         margin = np.asarray(xb - xa if flip else xa - xb, float) * np.ones(len(order))
+        prior = variance.combined(_weighted(ta + tb, _slopes(left, right, flip, per, used), per, priors))
         c.difference = stats.one_sample(margin, 0.0, stats.PAIRED if len(by_variant) > 1 else stats.ONE_SAMPLE,
-                                        strict)
+                                        strict, prior)
     else:
         va, vb = {t[0] for t in ta}, {t[0] for t in tb}
         sa = set.intersection(*(by_variant[x] for x in va)) if va else set()
@@ -456,8 +486,11 @@ def compare(a, op, b, lookup, seeds, windows=None) -> Comparison:
         used = {**dict.fromkeys(va, sorted(sa)), **dict.fromkeys(vb, sorted(sb))}
         xa = np.asarray(evaluate(left, _arrays(per, sorted(sa)), ELEMENTWISE), float) * np.ones(len(sa))
         xb = np.asarray(evaluate(right, _arrays(per, sorted(sb)), ELEMENTWISE), float) * np.ones(len(sb))
-        c.difference = stats.welch(xb, xa) if flip else stats.welch(xa, xb)
-    d = c.difference
+        slopes = _slopes(left, right, flip, per, used)
+        pa = variance.combined(_weighted(ta, slopes, per, priors))
+        pb = variance.combined(_weighted(tb, slopes, per, priors))
+        c.difference = stats.welch(xb, xa, pb, pa) if flip else stats.welch(xa, xb, pa, pb)
+    d = stats.bounded(c.difference, _range(left, right, flip))
     c.method = d.method if d.low is not None or d.exact else ONE_SEED
     windowed = [t for t in dict.fromkeys(ta + tb) if window_scored(t[1])]
     if windowed and not d.exact and d.low is not None:
@@ -467,6 +500,47 @@ def compare(a, op, b, lookup, seeds, windows=None) -> Comparison:
         else:
             c.difference = stats.with_windows(d, se)
     return c
+
+
+def _slopes(left: str, right: str, flip: bool, per: dict, used: dict) -> dict:
+    """The margin's slope in each number it reads, at the seeds' means: a linear margin's own coefficients, the
+    delta method's otherwise."""
+    means = {t: float(np.mean([per[t][s] for s in used[t[0]]])) for t in per}
+
+    def margin(at: dict) -> float:
+        look = lambda variant, key, step: at[variant, key, step]  # noqa: E731
+        xa, xb = evaluate(left, look, ELEMENTWISE), evaluate(right, look, ELEMENTWISE)
+        return float(xb - xa if flip else xa - xb)
+
+    base, slopes = margin(means), {}
+    for t in means:
+        h = 1e-6 * max(1.0, abs(means[t]))
+        slopes[t] = (margin({**means, t: means[t] + h}) - base) / h
+    return slopes
+
+
+def _weighted(named, slopes: dict, per: dict, priors) -> list:
+    """(slope, prior) of each number named: a number whose seeds agree and that has no prior is a constant (None)."""
+    out = []
+    for t in dict.fromkeys(named):
+        prior = priors(*t) if priors is not None else None
+        varies = len({float(x) for x in per[t].values()}) > 1
+        out.append((slopes[t], prior if prior is not None and (prior.var > 0 or varies) else
+                    (variance.NONE if varies else None)))
+    return out
+
+
+def _range(left: str, right: str, flip: bool) -> tuple[float, float]:
+    """Where the margin can lie, from the ranges of the numbers it reads (bounds.of), by interval arithmetic."""
+    def look(variant, key, step):
+        return bounds.Interval(*bounds.of(key))
+    try:
+        xa, xb = (evaluate(side, look, bounds.FUNCTIONS) for side in (left, right))
+        m = xb - xa if flip else xa - xb
+        m = m if isinstance(m, bounds.Interval) else bounds.Interval(float(m), float(m))
+    except (TypeError, ValueError, ZeroDivisionError):
+        return -math.inf, math.inf
+    return m.low, m.high
 
 
 def _windows(windowed, left: str, right: str, flip: bool, per: dict, used: dict, windows) -> float | None:
@@ -483,18 +557,10 @@ def _windows(windowed, left: str, right: str, flip: bool, per: dict, used: dict,
         if len(rows) != len(used[t[0]]) or len({len(r) for r in rows}) != 1:
             return None
         arrays[t] = np.mean(rows, axis=0)
-    means = {t: float(np.mean([per[t][s] for s in used[t[0]]])) for t in per}
-
-    def margin(at: dict) -> float:
-        look = lambda variant, key, step: at[variant, key, step]  # noqa: E731
-        xa, xb = evaluate(left, look, ELEMENTWISE), evaluate(right, look, ELEMENTWISE)
-        return float(xb - xa if flip else xa - xb)
-
-    base, groups = margin(means), {}
+    slopes = _slopes(left, right, flip, per, used)
+    groups = {}
     for t, x in arrays.items():
-        h = 1e-6 * max(1.0, abs(means[t]))
-        slope = (margin({**means, t: means[t] + h}) - base) / h
-        groups[len(x)] = groups.get(len(x), 0.0) + slope * x
+        groups[len(x)] = groups.get(len(x), 0.0) + slopes[t] * x
     return stats.paired_windows_se(list(groups.values()))
 
 
@@ -657,11 +723,10 @@ def _prediction_note(c: Prediction, verdict: Outcome, more: str) -> list[str]:
     """What a lesson's single number's verdict needs said: what reproduced means for it, and the evaluation's noise."""
     notes = list(c.evaluation)
     if verdict == NOT_REPRODUCED:
-        notes.append(f"{c.label}: outside our prediction interval widened by the lesson's precision and the "
-                     f"{decision.TOLERANCE:.0%} setup tolerance (± {c.delta:.3g})")
+        notes.append(f"{c.label}: outside our prediction interval for one more run: the lesson's number is no draw "
+                     f"of our setup")
     elif verdict == WITHIN_NOISE:
-        notes.append(f"{c.label}: neither inside nor outside: our prediction interval for one more run is not "
-                     f"within ± {c.delta:.3g} of the lesson's number (its printed precision and the "
-                     f"{decision.TOLERANCE:.0%} tolerance), and the number is not outside it; failing to reject is "
-                     f"not reproducing: {more}")
+        notes.append(f"{c.label}: inside our prediction interval for one more run, but our runs cannot yet tell "
+                     f"it from a number {c.delta:.3g} away (the claim's delta); failing to reject is not "
+                     f"reproducing: {more}")
     return notes

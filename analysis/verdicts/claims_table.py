@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.verdicts import claim_kinds, claims, decision
+from analysis.verdicts import claim_kinds, claims, decision, variance
 from analysis.verdicts.results import ExerciseResults
 from lm.spec.exercises import Claim, Exercise, NotRun, terms, tree
 
@@ -104,22 +104,20 @@ class Table:
         slots = self.counted.slots.get(claim_kinds.TABLE, {})
         members = ", ".join(f"{name} {m}" for name, m in slots.items())
         apart = [f"{r.exercise}: {r.claim.text}" for r in self.rows if r.verdict.deterministic]
-        return (f"Multiplicity: the family is {decision.FAMILY}: {self.counted.total(claim_kinds.TABLE)} comparisons "
-                f"({members}). Each exercise holds its share of the {decision.ALPHA:.0%} level in proportion to its "
-                f"comparisons, and its comparisons' p are adjusted together by {decision.METHOD.title()}'s method "
-                f"within that share, a comparison not judged counting as p = 1: a claim's adjusted p is therefore "
-                f"the same whichever exercises the report shows. This holds the chance of any wrong firm verdict in "
-                f"the table at {decision.ALPHA:.0%} (family-wise, two-sided); `make calibrate` measures it through "
-                f"this table (docs/claims.md). A verdict follows the adjusted p, and each interval is shown at the "
-                f"level that verdict uses at its last look (named beside it). Seeds are added only at fixed looks "
-                f"({', '.join(map(str, decision.LOOKS))} seeds per variant; `make decide`), the level spent over "
-                f"them ({', '.join(f'{w:.3g}' for w in decision.SPEND)} of it): a comparison's p is the least of "
-                f"its looks' p, each divided by its look's share. A firm verdict needs {decision.MIN_SEEDS} seeds; "
-                f"seeds that all agree have no spread for a t-test, and get an exact test (a sign test over seeds, "
-                f"whose least p at 3 seeds is 0.25). A lesson's single number is reproduced when our whole "
-                f"prediction interval for one more run (the seeds' spread and the evaluation's noise) lies within "
-                f"the lesson's printed precision plus {decision.TOLERANCE:.0%} of the number, not reproduced when the "
-                f"number lies outside that interval widened by as much. Outside the family: {decision.OUTSIDE}"
+        return (f"{decision.GUARANTEE}. The family is {decision.FAMILY}: {self.counted.total(claim_kinds.TABLE)} "
+                f"comparisons ({members}), adjusted together by {decision.METHOD}'s step-up, a comparison not judged "
+                f"counting as p = 1 (so a report of fewer exercises is never firmer than the full one's); `make "
+                f"calibrate` measures the rate through this table (docs/claims.md). Each comparison's seeds' variance "
+                f"is moderated by its metric's prior, pooled over every variant that measures it (empirical Bayes, as "
+                f"limma's moderated t), so that 3 seeds borrow the other variants' degrees of freedom where their "
+                f"variances agree. A verdict follows the adjusted p, and each interval is shown at the level that "
+                f"verdict uses at its last look (named beside it), cut to where its quantity can lie. Seeds are "
+                f"added only at fixed looks ({', '.join(map(str, decision.LOOKS))} seeds per variant; `make decide`), "
+                f"the level spent over them ({', '.join(f'{w:.3g}' for w in decision.SPEND)} of it): a comparison's "
+                f"p is the least of its looks' p, each divided by its look's share. A firm verdict needs "
+                f"{decision.MIN_SEEDS} seeds. A lesson's single number is reproduced when the two one-sided tests "
+                f"put it within the claim's delta of our mean (set from the lesson's words), not reproduced when it "
+                f"lies outside our prediction interval for one more run. Outside the family: {decision.OUTSIDE}"
                 + (f"; the deterministic checks here: {'; '.join(apart)}" if apart else "") +
                 " (analysis/verdicts/decision.py says why each of these).")
 
@@ -166,7 +164,24 @@ def first_seeds(per_seed, n: int):
     return cut
 
 
-def at_looks(claim: Claim, lookup, variants: list[str], per_seed, windows=None) -> claims.Verdict:
+def pooled_priors(runs: Mapping[str, ExerciseResults]):
+    """Each number's prior for the seeds' variance (variance.py), pooled over every variant of every exercise in
+    `runs` that measures its metric in the same phase: a lookup (variant, key, step) -> Prior."""
+    groups: dict[tuple[str, str], list] = {}
+    for er in runs.values():
+        read = getattr(er, "groups", None)
+        for variant, key, step, per in read() if read else ():
+            values = [float(x) for x in per.values() if not isinstance(x, str)]
+            if len(values) == len(per) and len(values) >= 2:
+                groups.setdefault((key, variance.phase(key, step)), []).append(values)
+    fitted = variance.priors(groups)
+
+    def prior(variant, key, step=None):
+        return fitted.get((key, variance.phase(key, step)))
+    return prior
+
+
+def at_looks(claim: Claim, lookup, variants: list[str], per_seed, windows=None, priors=None) -> claims.Verdict:
     """One claim judged at every look it reached (decision.LOOKS): its verdict is the last look's, and each of its
     comparisons carries its raw p at every look (`looks`), from which its sequential p is read."""
     counts = []
@@ -177,13 +192,13 @@ def at_looks(claim: Claim, lookup, variants: list[str], per_seed, windows=None) 
             counts.append(len(per))
         return per
 
-    whole = claim_kinds.judge(claim, lookup, variants, counting, windows)
+    whole = claim_kinds.judge(claim, lookup, variants, counting, windows, priors)
     last = decision.look(min(counts)) if counts else None
     if last is None or not whole.comparisons:
         return whole
     seen = [whole if n == max(counts) else  # every variant at this look already: judged so above
             claim_kinds.judge(claim, lookup, variants, first_seeds(per_seed, n), first_seeds(windows, n) if windows
-                              else None)
+                              else None, priors)
             for n in decision.LOOKS if n <= last]
     v = seen[-1]
     for k, c in enumerate(v.comparisons):
@@ -196,40 +211,42 @@ def at_looks(claim: Claim, lookup, variants: list[str], per_seed, windows=None) 
 
 
 def table(runs: Mapping[str, ExerciseResults], family: Mapping[str, Exercise] | None = None,
-          judged: Iterable[str] | None = None) -> Table:
+          judged: Iterable[str] | None = None, pool: Mapping[str, ExerciseResults] | None = None) -> Table:
     """Every claim of the `judged` exercises (default: all of `runs`) judged at every look it reached, each family's
     sequential p adjusted (decision.Family, counted from the `family` exercises, default those of `runs`, and the
-    judged ones), every claim settled again. `runs` holds every exercise whose numbers a judged claim reads."""
+    judged ones), every claim settled again. `runs` holds every exercise whose numbers a judged claim reads; `pool`
+    (default `runs`) every exercise whose variants the seeds' variance is pooled over: the whole store's, so that a
+    report of a few exercises judges them with the priors of the full one."""
     names = list(runs) if judged is None else list(judged)
     counted = family_of({**(family or {er.exercise.name: er.exercise for er in runs.values()}),
                          **{name: runs[name].exercise for name in names}})
     rows = []
+    priors = pooled_priors({**runs, **(pool or {})})
     for name in names:
         er = runs[name]
         lookup, per_seed, windows = lookups(runs, name)
         for i, c in enumerate(er.exercise.claims, 1):
-            v = at_looks(c, lookup, list(er.exercise.variants), per_seed, windows)
+            v = at_looks(c, lookup, list(er.exercise.variants), per_seed, windows, priors)
             fam, _ = claim_kinds.slots(c)
             for comparison in v.comparisons if fam else ():
                 comparison.family = fam
             rows.append(Row(name, i, c, v))
     t = Table(rows, counted)
-    for name in names:
-        for fam in counted.slots:
-            members = [c for r in t.of(name) for c in r.verdict.comparisons if c.family == fam]
-            if members:
-                _adjust(counted, fam, name, members)
+    for fam in counted.slots:
+        members = [c for r in rows for c in r.verdict.comparisons if c.family == fam]
+        if members:
+            _adjust(counted, fam, members)
     for r in rows:
         if r.verdict.verdict not in (claims.NOT_RUN, claims.NOT_APPLICABLE, claims.NOT_MEASURED, ""):
             claims.settle(r.verdict)
     return t
 
 
-def _adjust(counted: decision.Family, fam: str, exercise: str, members: list[claims.Comparison]) -> None:
-    """An exercise's comparisons of one family adjusted together; each one's level: where it is firm, the raw level
-    its last look's interval must clear for that verdict, else the best its next look could need."""
+def _adjust(counted: decision.Family, fam: str, members: list[claims.Comparison]) -> None:
+    """A family's comparisons adjusted together; each one's level: where it is firm, the raw level its last look's
+    interval must clear for that verdict, else the best its next look could need."""
     p = [c.p for c in members]
-    q = counted.adjust(fam, exercise, p)
+    q = counted.adjust(fam, p)
     decided = sum(x < decision.ALPHA for x in q)
     for c, x in zip(members, q):
         last = decision.look(c.n or 0)
@@ -240,8 +257,8 @@ def _adjust(counted: decision.Family, fam: str, exercise: str, members: list[cla
         if x < decision.ALPHA:
             c.level = decision.ALPHA * spent * c.p / x if x > 0 else spent * decision.ALPHA
         else:
-            c.level = counted.plan_level(fam, exercise, last, decided)
+            c.level = counted.plan_level(fam, last, decided)
         nxt = decision.next_look(last)
-        c.plan = counted.plan_level(fam, exercise, nxt, decided) if nxt else None
+        c.plan = counted.plan_level(fam, nxt, decided) if nxt else None
     return None
 

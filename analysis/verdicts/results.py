@@ -7,7 +7,7 @@ seed (where the runs logged it). The store's side implements it on MLflow
 a store: in the tests, and to simulate the table's error rate through the table itself (analysis/calibration).
 """
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -36,6 +36,10 @@ class ExerciseResults(Protocol):
         None where they are not logged. The number is their mean; the engine reads them for the windows' error of a
         difference (claims.py)."""
 
+    def groups(self) -> Iterator[tuple[str, str, int | None, PerSeed]]:
+        """Every number it holds per seed, as (variant, key, step, {seed: value}): what the seeds' variance of each
+        metric is pooled from (variance.py), every variant's whether or not a claim reads it."""
+
 
 @dataclass
 class Numbers:
@@ -50,6 +54,15 @@ class Numbers:
 
     def windows(self, variant: str, key: str, step: int | None = None) -> PerWindow | None:
         return self.per_window.get(variant, {}).get(key, {}).get(step) or None
+
+    def groups(self) -> Iterator[tuple[str, str, int | None, PerSeed]]:
+        for variant, metrics in self.final.items():
+            for key, per in metrics.items():
+                yield variant, key, None, per
+        for variant, metrics in self.curves.items():
+            for key, steps in metrics.items():
+                for step, per in steps.items():
+                    yield variant, key, step, per
 
     def per_seed(self, variant: str, key: str, step: int | None = None) -> PerSeed | None:
         if step is None:

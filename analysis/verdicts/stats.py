@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from analysis.verdicts import decision
+from analysis.verdicts import decision, variance
+from analysis.verdicts.variance import Prior
 
 ONE_SEED = "one seed: no interval"
 CANNOT_TELL = "the seeds cannot tell these apart"
@@ -49,6 +50,9 @@ class Difference:
     se_windows: float | None = None  # the validation windows' standard error of diff, where it was added
     se_seeds: float = 0.0       # the seeds' part of se
     held: int | None = None     # SIGN: on how many of n_a seeds the comparison holds
+    prior: Prior = variance.NONE  # the seeds' variance borrowed from the other variants (variance.py); NONE: its own
+    bounds: tuple[float, float] = (-math.inf, math.inf)   # where the margin can lie: its quantities' ranges
+    toward: float | None = None  # PREDICTION: the verdict its p is for, +1 reproduced (within delta), -1 not
 
     @property
     def exact(self) -> bool:
@@ -57,7 +61,10 @@ class Difference:
 
     @property
     def direction(self) -> float:
-        """Which way the margin points: the seeds' majority for a sign test, else the margin's sign."""
+        """Which way the margin points: the seeds' majority for a sign test, the verdict its p is for for a
+        prediction, else the margin's sign."""
+        if self.toward is not None:
+            return self.toward
         if self.method == SIGN:
             return float(np.sign(2 * self.held - self.n_a))
         return float(np.sign(self.diff))
@@ -67,7 +74,7 @@ class Difference:
         if self.exact or self.p is None:
             return None
         half = float(decision.t_quantile(1 - level / 2, self.df)) * self.se
-        return self.diff - half, self.diff + half
+        return clip(self.diff - half, self.diff + half, self.bounds)
 
     @property
     def wording(self) -> str:
@@ -90,51 +97,73 @@ def _t(d: Difference, se: float, df: float) -> Difference:
     return d
 
 
-def welch(a, b) -> Difference:
-    """The difference of the means of a and b, Welch's t (unequal variances); two sides with no spread, the exact
-    test of their separation."""
+def bounded(d: Difference, bounds: tuple[float, float]) -> Difference:
+    """d with the range its margin can take, its descriptive interval cut to it."""
+    d.bounds = bounds
+    if d.low is not None and not d.exact:
+        d.low, d.high = d.at(1 - CONFIDENCE)
+    return d
+
+
+def clip(low: float, high: float, bounds: tuple[float, float]) -> tuple[float, float]:
+    """An interval cut to where its quantity can lie: the true value is there, so the cut interval covers it as
+    often as the whole one did."""
+    return max(low, bounds[0]), min(high, bounds[1])
+
+
+def welch(a, b, prior_a: Prior = variance.NONE, prior_b: Prior = variance.NONE) -> Difference:
+    """The difference of the means of a and b, Welch's t (unequal variances), each side's variance moderated by its
+    prior (variance.moderate); two sides with no spread and no prior, the exact test of their separation."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     d = Difference(float(a.mean() - b.mean()), n_a=len(a), n_b=len(b))
     if len(a) < 2 or len(b) < 2:
         return d
-    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
-    d.sd = float(math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2))
+    (sa, dfa), (sb, dfb) = (variance.moderate(float(x.var(ddof=1)), len(x) - 1, p.var, p.df)
+                            for x, p in ((a, prior_a), (b, prior_b)))
+    va, vb = sa / len(a), sb / len(b)
+    d.sd = float(math.sqrt((sa + sb) / 2))
+    d.prior = variance.combined([(1.0, prior_a if prior_a.var else None), (1.0, prior_b if prior_b.var else None)])
     if va + vb <= 1e-24 * max(1.0, abs(float(a.mean())), abs(float(b.mean()))) ** 2:
         d.method = SEPARATION
         d.p = decision.separation_p(len(a), len(b)) if d.diff != 0 else 1.0
         return d
-    df = (va + vb) ** 2 / ((va ** 2 / (len(a) - 1) if va else 0) + (vb ** 2 / (len(b) - 1) if vb else 0))
+    parts = [x ** 2 / df for x, df in ((va, dfa), (vb, dfb)) if x and not math.isinf(df)]
+    df = (va + vb) ** 2 / sum(parts) if parts else math.inf
     d.se_seeds = math.sqrt(va + vb)
     return _t(d, d.se_seeds, df)
 
 
-def paired(a, b, strict: bool = True) -> Difference:
+def paired(a, b, strict: bool = True, prior: Prior = variance.NONE) -> Difference:
     """The mean of the per-seed differences a[i] - b[i], t over them: for runs that pair by seed (the same seed sees
     the same batches in the same order), which removes what the seeds share."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     if a.shape != b.shape:
         raise ValueError(f"paired values need one per seed on each side, got {len(a)} and {len(b)}")
-    return one_sample(a - b, 0.0, PAIRED, strict)
+    return one_sample(a - b, 0.0, PAIRED, strict, prior)
 
 
-def one_sample(x, c: float = 0.0, method: str = ONE_SAMPLE, strict: bool = True) -> Difference:
-    """mean(x) - c, t over the values of x; values that all agree (to round-off), the sign test over them of
-    whether x > c (x >= c where not strict)."""
+def one_sample(x, c: float = 0.0, method: str = ONE_SAMPLE, strict: bool = True,
+               prior: Prior = variance.NONE) -> Difference:
+    """mean(x) - c, t over the values of x, their variance moderated by the prior (variance.moderate); values that
+    all agree (to round-off) with no prior to lend them a spread, the sign test over them of whether x > c (x >= c
+    where not strict)."""
     x = np.asarray(x, float)
-    d = Difference(float(x.mean() - c), n_a=len(x), n_b=len(x), method=method)
+    d = Difference(float(x.mean() - c), n_a=len(x), n_b=len(x), method=method, prior=prior)
     if len(x) < 2:
         return d
-    d.sd = float(x.std(ddof=1))
-    if d.sd <= 1e-12 * max(1.0, abs(float(x.mean()))):
+    own = float(x.var(ddof=1))
+    if own <= (1e-12 * max(1.0, abs(float(x.mean())))) ** 2 and prior.var <= 0:
         return sign(d, int(np.sum(x - c > 0 if strict else x - c >= 0)), len(x))
+    s2, df = variance.moderate(own, len(x) - 1, prior.var, prior.df)
+    d.sd = math.sqrt(s2)
     d.se_seeds = d.sd / math.sqrt(len(x))
-    return _t(d, d.se_seeds, len(x) - 1)
+    return _t(d, d.se_seeds, df)
 
 
 def sign(d: Difference, held: int, n: int) -> Difference:
     """d judged by the sign test: it held on `held` of n seeds."""
     d.method, d.held, d.n_a, d.n_b = SIGN, held, n, n
-    d.sd = 0.0
+    d.sd, d.prior = 0.0, variance.NONE
     d.low = d.high = None
     d.p = decision.sign_p(held, n)
     return d

@@ -64,11 +64,12 @@ class ClaimFields:
 # A claim is of the first kind, in this order, whose marking fields it all sets; the last marks every claim.
 CLAIM_FIELDS = {
     ClaimKind.QUESTION: ClaimFields(marks=("answer",)),
-    ClaimKind.VALUE: ClaimFields(marks=("value",), needs=("ours",), numbers=("value",), excludes=("check",)),
-    ClaimKind.CONTROL: ClaimFields(marks=("control",), needs=("ours",), excludes=("check", "windows")),
-    ClaimKind.DETERMINISTIC: ClaimFields(marks=("deterministic", "check"), excludes=("finding", "windows")),
-    ClaimKind.FINDING: ClaimFields(marks=("finding", "check"), excludes=("windows",)),
-    ClaimKind.CHECK: ClaimFields(marks=("check",), excludes=("windows",)),
+    ClaimKind.VALUE: ClaimFields(marks=("value",), needs=("ours", "delta"), numbers=("value", "delta"),
+                                 excludes=("check",)),
+    ClaimKind.CONTROL: ClaimFields(marks=("control",), needs=("ours",), excludes=("check", "windows", "delta")),
+    ClaimKind.DETERMINISTIC: ClaimFields(marks=("deterministic", "check"), excludes=("finding", "windows", "delta")),
+    ClaimKind.FINDING: ClaimFields(marks=("finding", "check"), excludes=("windows", "delta")),
+    ClaimKind.CHECK: ClaimFields(marks=("check",), excludes=("windows", "delta")),
     ClaimKind.PREDICTION: ClaimFields(marks=("prediction",)),
     ClaimKind.SHOWN: ClaimFields(),
 }
@@ -98,6 +99,9 @@ class Claim:
     windows: int | None = None  # for a value: how many windows the lesson's number averages (its own evaluation,
     #                             whose noise is part of the prediction); unset: the lesson's number is not an average
     #                             over windows (a probe, a count) or its evaluation is not known
+    delta: float | None = None  # for a value: how far from the lesson's number ours may lie and still be it, set from
+    #                             the lesson's words or the quantity's meaning (its YAML comment says which), never
+    #                             from our runs; "reproduced" needs our runs to tell a number this far away
     deterministic: bool = False  # a check whose numbers every seed gives alike: no error to control, shown apart
     control: bool = False       # an A/A control: `ours` names two numbers of identical settings
     finding: bool = False       # a question or a comparison no lesson makes: an interval and a wording (higher,
@@ -119,6 +123,8 @@ class Claim:
         wrong = [n for n in fields.needs if not self.sets(n)]
         wrong += [n for n in fields.numbers if not isinstance(getattr(self, n), (int, float))]
         wrong += [n for n in fields.excludes if self.sets(n)]
+        if self.sets("delta") and not (isinstance(self.delta, (int, float)) and self.delta > 0):
+            return f"has delta: {self.delta!r}: it is how far from the lesson's number ours may lie, a number above 0"
         if self.sets("windows") and not (isinstance(self.windows, int) and self.windows > 0):
             return f"has windows: {self.windows!r}: it is the number of windows the lesson's number averages, a " \
                    f"whole number above 0"

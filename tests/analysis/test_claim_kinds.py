@@ -9,8 +9,8 @@ from lm.spec.exercises import CLAIM_FIELDS, Claim, ClaimKind, NotRun, load_all, 
 
 KINDS_BY_FIELDS = [
     (Claim(text="t", answer="val_loss", finding=True), ClaimKind.QUESTION),
-    (Claim(text="t", ours="a.x", value=1.746), ClaimKind.VALUE),
-    (Claim(text="t", ours="a.x", value=0), ClaimKind.VALUE),            # a number, zero too
+    (Claim(text="t", ours="a.x", value=1.746, delta=0.08), ClaimKind.VALUE),
+    (Claim(text="t", ours="a.x", value=0, delta=0.1), ClaimKind.VALUE),  # a number, zero too
     (Claim(text="t", ours="[a.x, b.x]", control=True), ClaimKind.CONTROL),
     (Claim(text="t", check="a.n == 3", deterministic=True), ClaimKind.DETERMINISTIC),
     (Claim(text="t", check="a.x < b.x", finding=True), ClaimKind.FINDING),

@@ -407,80 +407,100 @@ def claim(exercise: str, starts: str) -> Claim:
 
 
 def test_a_better_model_than_the_lessons_is_not_its_number():
-    """1.761 is judged two-sided, as one draw: today's better model does not pass as the lesson's; the perplexity
-    5.82 (e^1.761, the same test) is gone (issue 23, defect 8). Seeds around it as far apart as one draw's noise
-    cannot confirm it: failing to reject is not reproducing (issue 33)."""
+    """1.761 is judged two-sided, as one draw: a model far better than the lesson's is not its number; seeds tight
+    about it reproduce it; seeds that spread as widely as the claim's delta can say neither."""
     c = claim("baseline", "Validation loss after 3,000")
-    assert c.value == 1.761 and c.check is None
-    for values, verdict in (([1.7605, 1.7610, 1.7615], REPRODUCED), ([1.755, 1.765, 1.760], WITHIN_NOISE),
+    assert c.value == 1.761 and c.check is None and c.delta == pytest.approx(math.log(math.exp(1.761) + 0.5) - 1.761,
+                                                                             abs=1e-4)
+    for values, verdict in (([1.7605, 1.7610, 1.7615], REPRODUCED), ([1.70, 1.76, 1.82], WITHIN_NOISE),
                             ([1.60, 1.61, 1.59], NOT_REPRODUCED)):
         table = {("base", "val_loss", 3000): values}
-        assert judge(c, mean_lookup(table), seeds=per_seed(table)).verdict == verdict
+        assert judge(c, mean_lookup(table), seeds=per_seed(table)).verdict == verdict, values
     assert not any("val_perplexity" in (c.check or c.ours or "") for c in load_all()["baseline"].claims)
 
 
-def test_a_lessons_single_number_is_reproduced_only_when_our_whole_prediction_interval_lies_within_its_band():
-    """Issue 33: the prediction interval for one more run, mean ± t(n-1)·s·√(1 + 1/n) at the level the verdict uses
-    (the first look's share, judged alone); reproduced when it lies within the lesson's printed precision plus the
-    tolerance of the number (an equivalence test), not reproduced when the number lies outside it widened by as much,
-    within noise between: failing to reject is not reproducing."""
+def single(value: float, values: list[float], delta: float):
+    """A value claim on `values`, judged alone."""
+    table = {("base", "x"): values}
+    return judge(Claim(text="t", ours="base.x", value=value, delta=delta), mean_lookup(table), seeds=per_seed(table))
+
+
+def test_a_lessons_single_number_is_reproduced_by_the_equivalence_and_not_reproduced_outside_the_prediction_interval():
+    """D = our mean - the lesson's number on the standard error of one more run, s·√(1 + 1/n), t on n - 1: "not
+    reproduced" is the two-sided test of D = 0, "reproduced" the two one-sided tests of |D| >= delta (scipy's t), the
+    comparison carrying the smaller p and the verdict it is for (a number both unlike ours and within delta of it is
+    reproduced: both verdicts are true there); judged alone at the first look's share."""
     from analysis.verdicts import decision
     values = [1.7490, 1.7500, 1.7510]          # mean 1.75, s 0.001
+    se = 0.001 * math.sqrt(4 / 3)
     level = decision.ALPHA * decision.SPEND[0]
-    half = scipy_stats.t.ppf(1 - level / 2, 2) * 0.001 * math.sqrt(4 / 3)
-    table = {("base", "x"): values}
-
-    def judged_(value):
-        return judge(Claim(text="t", ours="base.x", value=value, lesson=f"{value:.4f}"), mean_lookup(table),
-                     seeds=per_seed(table))
-
-    band = lambda value: decision.TOLERANCE * value + 0.00005  # noqa: E731  (printed to 4 decimals)
-    inside = round(1.75 + band(1.75) - half - 0.001, 4)   # the whole interval within the band
-    straddles = round(1.75 + band(1.76) + 0.002, 4)       # outside the band, inside the interval widened by it
-    outside = round(1.75 + band(1.80) + half + 0.001, 4)  # outside the interval widened by the band
-    verdicts = {value: judged_(value) for value in (inside, straddles, outside)}
-    assert [verdicts[v].verdict for v in (inside, straddles, outside)] == [REPRODUCED, WITHIN_NOISE, NOT_REPRODUCED]
-    c = verdicts[outside].comparisons[0]
-    margin = band(outside) - (outside - 1.75)
-    assert c.difference.diff == pytest.approx(margin)
-    assert c.raw_p == pytest.approx(2 * scipy_stats.t.sf(abs(margin) / (0.001 * math.sqrt(4 / 3)), 2))
-    assert c.p == pytest.approx(c.raw_p / decision.SPEND[0])
-    # The interval shown is the one the verdict uses, and says so; it lies within the band when reproduced.
-    low, high = 1.75 - half, 1.75 + half
-    assert verdicts[inside].interval == f"1.750 ({low:.3f} to {high:.3f} at 97.5%; the lesson's {inside:.3f} ± " \
-                                        f"{band(inside):.3g})"
-    assert inside - band(inside) <= low and high <= inside + band(inside)
-    assert "failing to reject is not reproducing" in verdicts[straddles].note
+    for value, delta, verdict in ((1.7505, 0.01, REPRODUCED), (1.7505, 0.003, WITHIN_NOISE),
+                                  (1.7600, 0.05, REPRODUCED), (1.7600, 0.003, NOT_REPRODUCED)):
+        v = single(value, values, delta)
+        c = v.comparisons[0]
+        D = 1.75 - value
+        differs = 2 * scipy_stats.t.sf(abs(D) / se, 2)
+        within = max(scipy_stats.t.cdf((D - delta) / se, 2), scipy_stats.t.sf((D + delta) / se, 2))
+        assert c.raw_p == pytest.approx(min(differs, within))
+        assert c.difference.direction == (1.0 if within < differs else -1.0)
+        assert v.verdict == verdict and (verdict == WITHIN_NOISE) == (min(differs, within) / decision.SPEND[0] >=
+                                                                       decision.ALPHA), (value, delta)
+    # the interval shown is our prediction interval for one more run at the level the verdict uses
+    half = scipy_stats.t.ppf(1 - level / 2, 2) * se
+    assert single(1.7505, values, 0.01).interval == f"1.750 ({1.75 - half:.3f} to {1.75 + half:.3f} at 97.5%; the " \
+                                                    f"lesson's 1.750, delta 0.01)"
+    assert "failing to reject is not reproducing" in single(1.7505, values, 0.003).note
     one = {("base", "x"): [1.75]}
-    assert judge(Claim(text="t", ours="base.x", value=1.9), mean_lookup(one), seeds=per_seed(one)).label == \
-        "indicative (1 seed)"
+    assert judge(Claim(text="t", ours="base.x", value=1.9, delta=0.1), mean_lookup(one), seeds=per_seed(one)).label \
+        == "indicative (1 seed)"
 
 
-def test_the_probe_judges_e_on_each_seed_and_65_percent_as_one_draw():
+@pytest.mark.parametrize("where, wrong", [(0.0, NOT_REPRODUCED), (1.0, REPRODUCED)])
+def test_each_single_number_outcome_errs_at_most_at_the_level_and_both_are_reached(where, wrong):
+    """Every value claim of the exercise files, at the spreads the calibration draws it with: the lesson's number a
+    draw of our own setup (where 0) reads "not reproduced" at most at the level, and reproduced in most draws; our
+    setup's mean delta from the lesson's number (where 1) reads "reproduced" at most at the level, and not
+    reproduced in most draws. Judged alone at the first look (its share of the level, 2.5%), 400 draws each."""
+    from analysis.calibration import boundary
+    rng = np.random.default_rng(7)
+    ws = [w for w in boundary.worlds(load_all(), at_value=not where)[0] if w.kind.value == "value"]
+    assert len(ws) >= 20
+    right = REPRODUCED if where == 0 else NOT_REPRODUCED
+    for w in ws:
+        verdicts = []
+        for _ in range(400):
+            verdicts.append(judged_draw(w, rng))
+        assert verdicts.count(wrong) / len(verdicts) <= 0.025 + 3 * math.sqrt(0.025 * 0.975 / 400), (w.claim.text, where)
+    # both outcomes reachable on a claim whose spread is small beside its delta: the 1.761
+    w = next(w for w in ws if w.claim.value == 1.761)
+    got = [judged_draw(w, rng) for _ in range(200)]
+    assert got.count(right) / len(got) > 0.5, (where, got.count(right))
+
+
+def judged_draw(w, rng):
+    """A value claim's world (analysis/calibration/boundary.py) drawn once and judged alone on its first 3 seeds."""
+    from analysis.calibration import boundary
+    d = boundary.draw(w, rng)
+    ((k, per),) = d.final.items()
+    _, variant, key, step = k
+    table = {(variant, key) if step is None else (variant, key, step): [per[s] for s in sorted(per)[:3]]}
+    return judge(w.claim, mean_lookup(table), seeds=per_seed(table)).verdict
+
+
+def test_the_probe_judges_e_by_its_lead_on_each_seed_and_65_percent_as_one_draw():
+    """'e' the likeliest, as each seed's lead of 'e' over the likeliest other character (a number, tested over the
+    seeds), not as a yes or no per seed, which no count of seeds made firm at the table's level."""
     top = claim("baseline", "After 'To be, or not to b'")
     share = claim("baseline", "…at 65%")
-    assert share.value == 0.65 and "probe_top1" in top.check
-
-    def tagged(tags):
-        return (lambda v, k, s: max(set(tags), key=tags.count)), (lambda v, k, s: dict(enumerate(tags, 1)))
-
-    def judged_tags(tags):
-        mean, seeds = tagged(tags)
-        return judge(top, mean, seeds=seeds)
-
-    # Every seed's top choice alike: the sign test over seeds, whose least p at 3 seeds is 0.25 (issue 33: three
-    # seeds alike were "reproduced" outside the family); at 9 seeds alike it is firm.
-    three = judged_tags(["e", "e", "e"])
-    assert three.verdict == WITHIN_NOISE and three.method == stats.SIGN and "least p at these seeds 0.25" in three.note
-    assert judged_tags(["e"] * 9).verdict == REPRODUCED
-    mixed = judged_tags(["e", "e", "r"])       # the most common tag is 'e': the old check said reproduced
-    assert mixed.verdict == WITHIN_NOISE and "holds on 2 of 3 seeds" in mixed.interval
-    assert judged_tags(["r", "l", "r"]).verdict == WITHIN_NOISE
-    assert judged_tags(["r", "l", "r"] * 3).verdict == NOT_REPRODUCED
-    for values, verdict in (([0.650, 0.651, 0.649], REPRODUCED), ([0.64, 0.66, 0.65], WITHIN_NOISE),
+    assert share.value == 0.65 and top.check == "base.probe_lead_e > 0"
+    for leads, verdict in (([0.60, 0.62, 0.58], REPRODUCED), ([0.1, -0.1, 0.05], WITHIN_NOISE),
+                           ([-0.30, -0.32, -0.31], NOT_REPRODUCED)):
+        table = {("base", "probe_lead_e"): leads}
+        assert judge(top, mean_lookup(table), seeds=per_seed(table)).verdict == verdict, leads
+    for values, verdict in (([0.650, 0.651, 0.649], REPRODUCED), ([0.40, 0.65, 0.90], WITHIN_NOISE),
                             ([0.30, 0.31, 0.29], NOT_REPRODUCED)):
         table = {("base", "probe_top1_p"): values}
-        assert judge(share, mean_lookup(table), seeds=per_seed(table)).verdict == verdict
+        assert judge(share, mean_lookup(table), seeds=per_seed(table)).verdict == verdict, values
 
 
 def test_a_claim_reads_another_exercises_variant():
@@ -644,9 +664,9 @@ def test_the_block_1_heads_are_the_lessons_100_and_94_percent_as_one_draw_each()
     assert (one.value, two.value) == (1.0, 0.94)
     table = {("base", "heads_offset1_share_max_block1"): [0.92, 0.93, 0.91] * 2}   # the old ≥ 90% passed it
     assert judge(one, mean_lookup(table), seeds=per_seed(table)).verdict == NOT_REPRODUCED
-    table = {("base", "heads_offset1_share_max_block1"): [0.998, 1.0, 0.995]}   # 3 seeds: too few to be sure
+    table = {("base", "heads_offset1_share_max_block1"): [0.90, 1.0, 0.95]}     # 3 seeds as wide as the delta
     assert judge(one, mean_lookup(table), seeds=per_seed(table)).verdict == WITHIN_NOISE
-    table = {("base", "heads_offset1_share_max_block1"): [0.998, 1.0, 0.997, 0.999, 1.0, 0.998]}
+    table = {("base", "heads_offset1_share_max_block1"): [0.998, 1.0, 0.995]}
     assert judge(one, mean_lookup(table), seeds=per_seed(table)).verdict == REPRODUCED
 
 

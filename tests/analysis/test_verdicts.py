@@ -1,5 +1,5 @@
-"""The verdict table (analysis.verdicts.table): one family across exercises, its p adjusted by Holm, findings outside
-it."""
+"""The verdict table (analysis.verdicts.table): one family across exercises, its p adjusted by Benjamini and
+Hochberg's step-up, findings outside it."""
 import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
@@ -20,23 +20,25 @@ def exercise(name, claims, values):
     return Numbers(ex, final)
 
 
-# Margins a paired t over 3 seeds puts at p ≈ 0.007 each: each alone is reproduced at the first look's share of
-# the level, nine together do not survive.
+# Margins a one-sample t over 3 seeds puts at p ≈ 0.007 each: each alone is reproduced at the first look's share of
+# the level; among a family of mostly null comparisons they do not survive, among true ones they do.
 NEAR = [0.12, 0.14, 0.16]
 
 
-def test_the_family_is_adjusted_together_by_holm_and_the_verdict_follows_the_adjusted_p():
-    values = {("a", "x"): [0.0, 0.0, 0.0], **{(f"v{i}", "x"): NEAR for i in range(9)},
-              ("far", "x"): [5.0, 5.1, 5.2]}
-    checks = [Claim(text=f"v{i}", check=f"v{i}.x > a.x") for i in range(9)] + \
-        [Claim(text="far", check="far.x > a.x"), Claim(text="q", check="v0.x > a.x", finding=True)]
+def test_the_family_is_adjusted_together_by_benjamini_hochberg_and_the_verdict_follows_the_adjusted_p():
+    # each variant its own metric, so that no seeds' variance is pooled (variance.py: fewer than MIN_GROUPS)
+    values = {("a", "x"): [0.0, 0.0, 0.0], **{(f"v{i}", f"x{i}"): NEAR for i in range(9)},
+              ("far", "y"): [5.0, 5.1, 5.2], **{(f"n{i}", f"z{i}"): [0.1, -0.1, 0.05] for i in range(30)}}
+    checks = [Claim(text=f"v{i}", check=f"v{i}.x{i} > a.x") for i in range(9)] + \
+        [Claim(text="far", check="far.y > a.x"), Claim(text="q", check="v0.x0 > a.x", finding=True)] + \
+        [Claim(text=f"n{i}", check=f"n{i}.z{i} > a.x") for i in range(30)]
     runs = {"one": exercise("one", checks, values)}
     t = verdicts.table(runs)
     raw = [c.raw_p for c in t.family]
-    assert len(raw) == 10 and all(0.005 < p < decision.ALPHA * decision.SPEND[0] for p in raw[:9])  # not the finding
+    assert len(raw) == 40 and all(0.005 < p < decision.ALPHA * decision.SPEND[0] for p in raw[:9])  # not the finding
     sequential = [c.p for c in t.family]
-    assert sequential == pytest.approx([p / decision.SPEND[0] for p in raw])   # the first look spends half
-    assert [c.p_adjusted for c in t.family] == pytest.approx(multipletests(sequential, method="holm")[1])
+    assert sequential == pytest.approx([min(1.0, p / decision.SPEND[0]) for p in raw])   # the first look: half
+    assert [c.p_adjusted for c in t.family] == pytest.approx(multipletests(sequential, method="fdr_bh")[1])
     by = {r.claim.text: r.verdict for r in t.rows}
     assert all(by[f"v{i}"].verdict == WITHIN_NOISE for i in range(9))         # each alone: reproduced
     assert "the level spent over the looks and shared over the table" in by["v0"].note
@@ -47,21 +49,26 @@ def test_the_family_is_adjusted_together_by_holm_and_the_verdict_follows_the_adj
     (c,) = by["far"].comparisons
     low, high = c.difference.at(c.level)
     assert low > 0 and f"at {stats.percent(1 - c.level)}" in by["far"].interval
-    assert "Holm" in t.preamble() and f"{decision.MIN_SEEDS} seeds" in t.preamble()
+    assert "Benjamini-Hochberg" in t.preamble() and f"{decision.MIN_SEEDS} seeds" in t.preamble()
+    assert t.preamble().startswith(decision.GUARANTEE)
+    # among true comparisons the same nine survive: the step-up's threshold rises with the discoveries
+    values.update({(f"n{i}", f"z{i}"): [1.0, 1.1, 1.2] for i in range(30)})
+    by = {r.claim.text: r.verdict for r in verdicts.table({"one": exercise("one", checks, values)}).rows}
+    assert all(by[f"v{i}"].verdict == REPRODUCED for i in range(9))
 
 
-def test_holm_is_statsmodels_holm():
+def test_bh_is_statsmodels_fdr_bh():
     rng = np.random.default_rng(0)
     for m in (1, 2, 7, 48):
         for p in (rng.uniform(0, 0.1, m), rng.uniform(0, 1, m), np.r_[rng.uniform(0, 0.01, m - 1), 1.0]):
-            assert decision.holm(p) == pytest.approx(multipletests(p, method="holm")[1])
+            assert decision.bh(p) == pytest.approx(multipletests(p, method="fdr_bh")[1])
 
 
-def test_the_issues_two_not_reproduced_do_not_survive_holm_at_48():
-    """Issue 23, defect 2: p 0.046 and 0.032 (df 2) among 48 comparisons."""
-    q = decision.Family({"table": {"one": 48}}).adjust("table", "one", [0.046, 0.032] + [0.5] * 46)
+def test_two_weak_p_among_48_nulls_do_not_survive_and_alone_they_do():
+    """p 0.046 and 0.032 (df 2) among 48 comparisons."""
+    q = decision.Family({"table": {"one": 48}}).adjust("table", [0.046, 0.032] + [0.5] * 46)
     assert [decision.outcome(-1, x) for x in q[:2]] == [WITHIN_NOISE, WITHIN_NOISE]
-    alone = decision.Family({"table": {"one": 1}}).adjust("table", "one", [0.032])
+    alone = decision.Family({"table": {"one": 1}}).adjust("table", [0.032])
     assert decision.outcome(-1, alone[0]) == NOT_REPRODUCED    # alone, it was a verdict
 
 
@@ -145,24 +152,23 @@ def adjusted(t: verdicts.Table, exercise: str) -> list:
     return [c.p_adjusted for r in t.of(exercise) for c in r.verdict.comparisons]
 
 
-def test_a_claims_adjusted_p_is_the_same_whichever_exercises_the_report_shows():
-    """With ABLATIONS=<one exercise> the family was that exercise's claims alone: baseline's adjusted p changed with
-    what else the report showed (by up to 0.955). The family is now counted from every exercise file, and each
-    exercise's comparisons adjusted within its share of the level."""
+def test_a_report_of_fewer_exercises_is_never_firmer_than_the_full_one():
+    """The family is counted from every exercise file; the exercises a report leaves out count as p = 1, and the
+    step-up is monotone: each shown claim's adjusted p is at least the full table's, and no verdict is firm there
+    that is not firm in the full table (the seeds' variance pooled over the whole store either way)."""
     from lm.spec.exercises import load_all
 
     files = load_all()
     numbers = every_number(files)
     whole = verdicts.table(numbers)
-    changed = 0
     for name, ex in files.items():
         shown = {name: numbers[name], **{other: numbers[other] for other in verdicts.read_from(ex)}}
-        alone = verdicts.table(shown, files, [name])
+        alone = verdicts.table(shown, files, [name], pool=numbers)
         assert [r.exercise for r in alone.rows] == [name] * len(ex.claims)
-        assert adjusted(alone, name) == adjusted(whole, name), name
-        assert [r.verdict.verdict for r in alone.rows] == [r.verdict.verdict for r in whole.of(name)]
-        changed += adjusted(verdicts.table({name: numbers[name], **shown}), name) != adjusted(whole, name)
-    assert changed   # counted over the shown exercises alone, as before, they differ
+        for a, w in zip(adjusted(alone, name), adjusted(whole, name)):
+            assert (a is None) == (w is None) and (a is None or a >= w - 1e-12), name
+        for a, w in zip(alone.rows, whole.of(name)):
+            assert a.verdict.verdict not in decision.FIRM or a.verdict.verdict == w.verdict.verdict
     assert any(p is not None for p in adjusted(whole, "baseline"))
 
 

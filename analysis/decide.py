@@ -173,6 +173,23 @@ def plan(runs, table, budget: Budget) -> list[Open]:
             o.why = f"over the budget ({budget.show(o.cost)} for {o.seeds} → {o.target} seeds)"
             continue
         growing = more
+    reached = max(growing.values(), default=0)
+    for row in table.rows if reached else ():   # the A/A control, brought to each look the round brings a claim to
+        if not row.verdict.control:
+            continue
+        read_ = variants_read(row, runs)
+        seeds = min((len(runs[e].rows(variant)) for e, variant in read_), default=0)
+        o = Open(row.exercise, row.verdict.text, row.verdict.label, seeds, variants=read_, target=reached)
+        opened.append(o)
+        if seeds >= reached:
+            o.why = "the A/A control: already at the round's look"
+            continue
+        o.cost = cost(runs, dict.fromkeys(o.variants, reached), budget)
+        more = {**growing, **{k: max(growing.get(k, 0), reached) for k in o.variants}}
+        if cost(runs, more, budget) > budget.left:
+            o.why = f"over the budget ({budget.show(o.cost)} for {o.seeds} → {o.target} seeds)"
+            continue
+        growing = more
     return opened
 
 

@@ -35,7 +35,6 @@ def claims_runs(quick: bool, ablations, tracking_uri: str | None):
     chosen exercises' names."""
     from analysis.report.frame import store_exercises
     from analysis.store_reading.reader import ExerciseRuns, Reader
-    from analysis.verdicts import read_from
     from lm.spec import exercises
 
     uri = resolve_uri(tracking_uri)
@@ -45,7 +44,9 @@ def claims_runs(quick: bool, ablations, tracking_uri: str | None):
     chosen = exercises.select(ablations, known)
     prefix = "quick/" if quick else ""
     runs = {ex.name: ExerciseRuns(ex, prefix + ex.name, reader) for ex in chosen}
-    for name in {n for ex in chosen for n in read_from(ex) if n in known} - set(runs):
+    # every other exercise too: what the chosen claims read of them, and the variants each metric's seeds' variance
+    # is pooled over (analysis/verdicts/variance.py), as in the full report
+    for name in set(known) - set(runs):
         runs[name] = ExerciseRuns(known[name], prefix + name, reader)
     return uri, runs, known, [ex.name for ex in chosen]
 

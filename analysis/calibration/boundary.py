@@ -157,7 +157,7 @@ def world(exercise: str, index: int, claim: Claim, seeds: dict, effect: float = 
             _number(w, (v, claim.answer, None), seeds)
     try:
         if kind == ClaimKind.VALUE:
-            _value(w, claim, at_value)
+            _value(w, claim, at_value or effect > 0)
         elif kind == ClaimKind.DETERMINISTIC:
             w.counted = False
             moving = [f"{n.variant.split('__')[0]}.{n.key} ({n.spread.kind}, {n.spread.source})"

@@ -8,7 +8,7 @@ other variants are what a comparison borrows degrees of freedom from, so the sim
 as many as the census counts, less the claims' own copies, each with the seeds of the first look and a variance
 drawn from the census's prior (its scaled inverse chi-square), or, where the census has no row, none.
 
-    python -m analysis.calibration.census [tracking_uri=...]
+    python -m analysis.calibration.census [tracking_uri=...] [quick=true]
 
 prints the rows of a store's full study (every exercise file's experiment), to replace census.csv's.
 """
@@ -53,7 +53,7 @@ def variances(row: Row, n: int, rng: np.random.Generator) -> np.ndarray:
     return row.var * row.df / rng.chisquare(row.df, n)
 
 
-def measure(tracking_uri: str | None) -> list[dict]:
+def measure(tracking_uri: str | None, quick: bool = False) -> list[dict]:
     """A row per pooled metric of the store's full study: its groups and its prior (variance.fit), as the table
     fits them."""
     from analysis.store_reading.reader import ExerciseRuns, Reader
@@ -64,7 +64,7 @@ def measure(tracking_uri: str | None) -> list[dict]:
     reader = Reader(uri)
     groups: dict[tuple[str, str], list] = {}
     for name, ex in load_all().items():
-        runs = ExerciseRuns(ex, name, reader)
+        runs = ExerciseRuns(ex, ("quick/" if quick else "") + name, reader)
         for variant, key, step, per in runs.groups():
             groups.setdefault((key, variance.phase(key, step)), []).append(list(per.values()))
     rows = []
@@ -79,10 +79,15 @@ def measure(tracking_uri: str | None) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    uri = next((a.split("=", 1)[1] for a in argv if a.startswith("tracking_uri=")), None)
+    given = dict(a.split("=", 1) for a in argv if "=" in a)
+    unknown = set(given) - {"tracking_uri", "quick"} or {a for a in argv if "=" not in a}
+    if unknown:
+        print(f"error: unknown option {', '.join(sorted(unknown))}; the options are tracking_uri=... and quick=true",
+              file=sys.stderr)
+        return 2
     out = csv.DictWriter(sys.stdout, fieldnames=FIELDS)
     out.writeheader()
-    out.writerows(measure(uri))
+    out.writerows(measure(given.get("tracking_uri"), given.get("quick", "false").lower() in ("true", "1", "yes")))
     return 0
 
 

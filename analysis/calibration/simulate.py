@@ -44,6 +44,7 @@ class Tally:
     paths_first: Counter = field(default_factory=Counter)    # test -> studies with a firm comparison by it
     paths_looks: Counter = field(default_factory=Counter)
     looks: Counter = field(default_factory=Counter)          # seeds at the last look -> claims judged there
+    control_looked: int = 0             # summed over studies: the seeds of the A/A control's last look
     fdp_first: float = 0.0              # summed over studies: the false share of the firm verdicts, first look
     fdp_looks: float = 0.0
 
@@ -142,11 +143,16 @@ def study(ws: list[World], exercises: dict[str, Exercise], rng: np.random.Genera
             break
         for i in grow:
             seen[i] = decision.next_look(rows[ws[i].exercise, ws[i].index].verdict.looked[0])
+        for i, w in enumerate(ws):   # the A/A control, brought to each look a claim is brought to (make decide)
+            if w.control:
+                seen[i] = max(seen[i], max(seen[j] for j in grow))
         t = table(results(ws, draws, seen, exercises, pool))
     _count(out, ws, t, "looks", truth)
     for r in t.rows:
         if r.verdict.looked:
             out.looks[r.verdict.looked[0]] += 1
+            if r.verdict.control:
+                out.control_looked = max(out.control_looked, r.verdict.looked[0])
     return out
 
 

@@ -420,9 +420,9 @@ def open_runs(argv: list[str], drawing: painter.Painter | None = None) -> Opened
             runs[ex.name] = ExerciseRuns(ex, prefix + ex.name, reader)
             if drawing is not None and len(runs[ex.name].finished):  # a store with nothing to draw starts none
                 drawing.start()
-        read = {n for er in runs.values() for n in verdicts.read_from(er.exercise)}
-        sources = {name: ExerciseRuns(known[name], prefix + name, reader)   # what the chosen claims read of others
-                   for name in read & set(known) - set(runs)}
+        # the other exercises: what the chosen claims read of them, and their variants, which each metric's seeds'
+        # variance is pooled over (analysis/verdicts/variance.py) as in the full report
+        sources = {name: ExerciseRuns(known[name], prefix + name, reader) for name in set(known) - set(runs)}
         if not any(len(er.finished) or len(er.others) for er in runs.values()):
             raise StoreError(f"no runs of the {'quick ' if opts.quick else ''}exercises in {redact(uri)} (experiments "
                              f"{prefix}<exercise>); run `make ablations{'-quick' if opts.quick else ''}` first")

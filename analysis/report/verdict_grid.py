@@ -92,6 +92,7 @@ def section(doc: Doc, table: verdicts.Table, titles: dict[str, str]) -> None:
             f"<table class='grid'><tbody>{''.join(rows)}</tbody></table>"
             f"<p class='legend'>Each cell is a claim, numbered as in its exercise's section (a click goes to its row): "
             f"{legend}; a round cell is ours, an inference of ours rather than a lesson's words.</p>"
+            f"<p class='counts'><b>The guarantee</b>: {e(guarantee())}</p>"
             f"<p class='counts'><b>The lessons' claims</b> ({sum(counts[Source.LESSON].values())}): "
             f"{_chips(counts[Source.LESSON])}</p>"
             f"<p class='counts'><b>Ours</b> ({sum(counts[Source.OURS].values())}): "
@@ -110,13 +111,29 @@ def markdown(table: verdicts.Table, titles: dict[str, str]) -> str:
         found = outcomes.counts(table, name)
         text = "; ".join(f"{outcomes.GROUPS[s]}: {outcomes.summary(c)}" for s, c in found.items() if c)
         lines.append(f"| [{name}](#{section_anchor(name)}) | {text or 'no claims'} |")
-    lines += ["", f"**The lessons' claims** ({sum(counts[Source.LESSON].values())}): "
+    lines += ["", f"**The guarantee**: {guarantee()}", "",
+              f"**The lessons' claims** ({sum(counts[Source.LESSON].values())}): "
                   f"{outcomes.summary(counts[Source.LESSON])}.  ",
               f"**Ours** ({sum(counts[Source.OURS].values())}): {outcomes.summary(counts[Source.OURS])}."]
     failed = [r for r in table.rows if outcomes.outcome(r) == Outcome.NOT_REPRODUCED]
     lines += ["", "**Not reproduced**" + (", and why:" if failed else ": none.")]
     lines += [f"- {r.exercise} #{r.index} {r.verdict.text}: {why(r)}" for r in failed]
     return "\n".join(lines)
+
+
+def guarantee() -> str:
+    """What a reader may take from the table, in one sentence: the engine's guarantee, and `make calibrate`'s
+    measure of it where one was kept."""
+    from analysis.calibration import measured
+    from analysis.verdicts import decision
+
+    kept = measured() or {}
+    rate = kept.get("fdr_first")
+    said = (f" (measured through this table on {kept['tables']:,} simulated studies, {kept['date']}: "
+            f"{rate:.1%} at the first look, {kept['fdr_looks']:.1%} with make decide's looks)") if rate is not None \
+        else ""
+    return f"{decision.GUARANTEE}{said}; a firm row is one of a set of which one in twenty may be wrong, and a row " \
+           f"within seed noise says nothing either way."
 
 
 def _ordered(found: list[str]) -> list[str]:

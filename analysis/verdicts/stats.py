@@ -108,7 +108,7 @@ def bounded(d: Difference, bounds: tuple[float, float]) -> Difference:
 def clip(low: float, high: float, bounds: tuple[float, float]) -> tuple[float, float]:
     """An interval cut to where its quantity can lie: the true value is there, so the cut interval covers it as
     often as the whole one did."""
-    return max(low, bounds[0]), min(high, bounds[1])
+    return max(low, bounds[0]) + 0.0, min(high, bounds[1]) + 0.0   # + 0.0: no negative zero to print as "-0.000"
 
 
 def welch(a, b, prior_a: Prior = variance.NONE, prior_b: Prior = variance.NONE) -> Difference:

@@ -88,15 +88,18 @@ def test_a_claim_that_cannot_be_set_on_its_boundary_is_named_with_why(claim, why
     assert len(problems) == 1 and problems[0].startswith("own claim 1 ('t'): ") and why in problems[0], problems
 
 
-def test_the_whole_table_gives_false_firm_verdicts_at_most_at_the_level_at_the_first_look_and_with_the_looks():
-    """Every claim on its boundary, through the table at the first look and as `make decide` extends it."""
+def test_the_whole_tables_false_discovery_rate_is_at_most_the_level_at_the_first_look_and_with_the_looks():
+    """Every claim on its boundary, through the table at the first look and as `make decide` extends it: the false
+    share of the firm verdicts, averaged over tables (a lesson's single number, delta from ours, is truly not
+    reproduced, so its boundary brings true verdicts beside the false ones)."""
     n = 80
     tally, ws, problems = simulate.run(load_all(), n, seed=11)
-    print(f"\n{n} tables of {sum(w.counted for w in ws)} claims on their boundary: a false firm verdict in "
-          f"{simulate.rate(tally.any_first, n)} at the first look, {simulate.rate(tally.any_looks, n)} with the looks "
-          f"(make calibrate: 10,000)")
+    print(f"\n{n} tables of {sum(w.counted for w in ws)} claims on their boundary: false discovery rate "
+          f"{tally.fdp_first / n:.2%} at the first look, {tally.fdp_looks / n:.2%} with the looks (make calibrate: "
+          f"10,000)")
     assert not problems
-    assert tally.any_first / n <= LEVEL + mc(n) and tally.any_looks / n <= LEVEL + mc(n)
+    # the false share of one table lies in [0, 1]: its mean's Monte Carlo error is at most that of a rate
+    assert tally.fdp_first / n <= LEVEL + mc(n) and tally.fdp_looks / n <= LEVEL + mc(n)
     assert tally.looks[decision.LOOKS[1]] > 0      # some claims were taken to a later look
 
 
@@ -108,12 +111,13 @@ def test_the_a_a_controls_family_holds_its_level():
 
 # --- a lesson's single number, as one draw (issue 33, item 5) ------------------------------------------------------
 def value_exercise(windows: int | None = 1280) -> dict[str, Exercise]:
-    return exercise([Claim(text="t", ours="a.val_loss[500]", value=2.090, lesson="2.090", windows=windows)])
+    return exercise([Claim(text="t", ours="a.val_loss[500]", value=2.090, lesson="2.090", windows=windows,
+                           delta=0.06)])
 
 
 @pytest.mark.parametrize("at_value, wrong, at_most", [
-    (True, NOT_REPRODUCED, LEVEL),         # at its true value: "not reproduced" at most at the level
-    (False, REPRODUCED, LEVEL / 2),        # on its band's edge: "reproduced" at most at half of it (one side)
+    (True, NOT_REPRODUCED, LEVEL * decision.SPEND[0]),   # at its true value: "not reproduced" at the first look's level
+    (False, REPRODUCED, LEVEL * decision.SPEND[0]),      # delta from ours: "reproduced" at most at it
 ])
 def test_a_lessons_single_number_is_called_wrongly_at_most_at_the_level(at_value, wrong, at_most):
     ex = value_exercise()
@@ -124,13 +128,13 @@ def test_a_lessons_single_number_is_called_wrongly_at_most_at_the_level(at_value
     got = [table(simulate.results([w], [boundary.draw(w, rng)], [3], exercises)).rows[0].verdict.verdict
            for _ in range(n)]
     rate = sum(v == wrong for v in got) / n
-    print(f"\na lesson's 2.090 {'at its true value' if at_value else 'on its band edge'}: {wrong} in {rate:.2%}")
+    print(f"\na lesson's 2.090 {'at its true value' if at_value else 'delta from ours'}: {wrong} in {rate:.2%}")
     assert rate <= at_most + mc(n, at_most)
 
 
 def test_prediction_is_within_noise_when_it_can_neither_confirm_nor_reject():
-    """Issue 33: Prediction.verdict never returned "within seed noise", failing to reject read "reproduced"."""
-    c = Claim(text="t", ours="a.x", value=2.0, lesson="2.0")
+    """Failing to reject is not reproducing: seeds as wide as the delta can say neither."""
+    c = Claim(text="t", ours="a.x", value=2.0, lesson="2.0", delta=0.05)
     seeds = {1: 2.01, 2: 1.95, 3: 2.06}
     v = judge(c, lambda *_: float(np.mean(list(seeds.values()))), seeds=lambda *_: seeds)
     assert v.verdict == WITHIN_NOISE
@@ -185,7 +189,7 @@ def test_make_calibrate_answers_a_mistake_in_one_line_and_prints_the_rates():
     p = subprocess.run([sys.executable, "-m", "analysis.calibration", "tables=3", "power=0"], cwd=ROOT,
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
-    assert "first look (3 seeds): a false firm verdict in" in p.stdout
+    assert "first look (3 seeds): false discovery rate" in p.stdout
     assert "claims that cannot be set on their boundary: none" in p.stdout
 
 
@@ -200,3 +204,43 @@ def test_the_spreads_are_measured_from_a_stores_runs(quick_store):
     assert {r["variant"] for r in loss} == {"a", "b"} and all(r["kind"] == "continuous" for r in loss)
     assert {r["kind"] for r in rows if r["metric"] == "n_params"} == {"constant"}
     assert all(r["source"].startswith("measured: 3 seeds, quick/aa") for r in rows)
+
+
+# --- a table that decides: the defects of the family-wise table with 2 degrees of freedom --------------------------
+def test_every_comparison_4_seed_deviations_on_its_true_side_is_found_at_the_first_look_at_least_4_times_in_5():
+    """Each comparison's seeds' variance pooled over the store's other variants of its metric (the census of the
+    full study: census.py), the family at a false discovery rate: at 3 seeds, an effect of 4 seed standard
+    deviations is found at the first look in at least 80% of claims. The family-wise table on 2 degrees of freedom
+    found it 0.71% of the time."""
+    n = 12
+    tally, ws, _ = simulate.run(load_all(), n, seed=21, effect=4.0, looks=False)
+    counted = sum(w.counted for w in ws)
+    found = sum(tally.reproduced_first.values()) / (counted * n)
+    print(f"\npower at 4 sd, first look: {found:.1%} of {counted} claims over {n} tables")
+    assert found >= 0.8
+
+
+def test_the_loss_at_a_position_is_judged_as_a_sample_of_the_text_however_many_seeds_are_added():
+    """The context exercise's comparisons of the loss at one position, every window drawn afresh in each simulated
+    store (the text's population, not our fixed windows) and each window's loss logged: on their boundary and read
+    at 12 seeds (every look reached), a false firm verdict stays at the level. Judged as if the windows were the
+    whole text, 64% of tables held a false firm verdict at 12 seeds."""
+    files = {"context": load_all()["context"]}
+    ws, _ = boundary.worlds(files)
+    exercises = simulate.exercises_of(ws, files)
+    rng = np.random.default_rng(22)
+    n, wrong = 150, 0
+    for _ in range(n):
+        t = table(simulate.results(ws, [boundary.draw(w, rng) for w in ws], [decision.LOOKS[-1]] * len(ws), exercises))
+        rows = {(r.exercise, r.index): r.verdict for r in t.rows}
+        wrong += any(w.counted and simulate.false_firm(w, rows[w.exercise, w.index]) for w in ws)
+    assert all(c.difference.se_windows for r in t.rows for c in r.verdict.comparisons if not r.verdict.finding)
+    assert wrong / n <= LEVEL + mc(n), wrong / n
+
+
+def test_the_a_a_control_is_brought_to_the_looks_the_table_reaches():
+    """make decide brings the A/A control to each look it brings a claim to, so that the control checks the engine
+    at the looks the table uses, not at the first alone."""
+    files = load_all()
+    tally, ws, _ = simulate.run({"aa": files["aa"], "nopos": files["nopos"]}, 20, seed=23)
+    assert tally.control_looked > decision.LOOKS[0] * 20

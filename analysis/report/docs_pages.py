@@ -32,6 +32,31 @@ CLAIMS_COMMAND = "python -m analysis.report.docs_pages"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
+# The lessons' sentences that no run here can check: (lesson, its words verbatim, why). tests/suite/test_quotes.py
+# checks the words against the lessons as it checks the claims'; where ours is shown beside the lesson's figure,
+# the reason names the claim that shows it.
+NOT_CHECKABLE = (
+    ("000", "After 3,000 steps of Adam, about 13 minutes here",
+     "another machine's timing, of the lesson's numpy engine: ours trains in PyTorch on this machine. Ours is shown "
+     "beside it, not judged: baseline's `base.train_time_s`"),
+    ("000", "32 windows of 64 per step (about 0.27 s here)",
+     "another machine's timing, of the lesson's numpy engine. Ours is shown beside it, not judged: baseline's "
+     "`base.ms_per_step` (and scaling's times per step, whose estimates are ours)"),
+    ("001", "Without it, the guess after “emm” could only see the last “m”.",
+     "a model without attention, which neither the lesson nor this project builds. The guess after \"emm\" is "
+     "logged (microgpt's probe.json), not judged; what reading more than the last letter is worth is microgpt's "
+     "comparison with the names' bigram table, which sees only the last letter (ours)"),
+    ("002", "step     1 | train 4.119 | val 4.121",
+     "the validation loss after one step: our runs validate before the first step and every 125 steps, not after "
+     "step 1. The train column at step 1 is checked (recipe002's \"Training loss after the first step\")"),
+    ("002", "It runs on a CPU with small settings (about 3 minutes of training).",
+     "another machine's CPU. Ours is shown beside it, not judged: recipe002's `cpu.train_time_s`"),
+    ("002", "On an A100 or H100 you can train a model ten times bigger in the same time",
+     "needs an A100 or H100: not checkable on a CPU machine. `make gpu-check` times the GPU settings where a GPU is "
+     "lent (docs/gpu.md)"),
+)
+
+
 def lesson_of(text: str) -> str:
     """The lesson an exercise belongs to, from its `lesson:` description ("000, Go further: ..."): "000", or "none"."""
     found = re.match(r"\s*(\d{3})", text or "")
@@ -90,6 +115,11 @@ def lesson_claims(found: dict[str, Exercise]) -> str:
     lines += ["## Ours", "", "Inferences of ours from the lessons, or comparisons no lesson makes: judged like the "
               "lessons' claims, counted apart.", ""]
     lines += _table(["exercise", "#", "claim", "why it is ours", "our check"], ours) if ours else ["None."]
+    lines += ["", "## Not checkable here", "", f"The lessons' sentences that no run here can check ("
+              f"{len(NOT_CHECKABLE)}), each with why: another machine's timing, or a model no one builds. Not "
+              f"counted among the claims.", "",
+              *_table(["lesson", "the lesson's words", "why not here"],
+                      [[lesson, f"“{words}”", why] for lesson, words, why in NOT_CHECKABLE])]
     return "\n".join(lines) + "\n"
 
 

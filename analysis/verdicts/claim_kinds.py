@@ -184,7 +184,10 @@ def evaluation(claim: Claim, term: tuple[str, str, int | None], seeds: list[int]
         return 0.0, ()
     here = (windows(*term) if windows else None) or {}
     final = (windows(variant, key, None) if windows and step is not None else None) or {}
-    got = here or final
+    # a loss on other windows of the same text (the training text's) spreads over its windows as the validation
+    # loss does: the run's final validation stands for it
+    stand_in = (windows(variant, "val_loss", None) if windows and key != "val_loss" else None) or {}
+    got = here or final or stand_in
     rows = [np.asarray(got[s], float) for s in seeds if s in got]
     name = f"{variant}.{key}" + (f"[{step}]" if step is not None else "")
     if not rows:
@@ -192,9 +195,12 @@ def evaluation(claim: Claim, term: tuple[str, str, int | None], seeds: list[int]
                      f"prediction interval",)
     variance = float(np.mean([np.var(x, ddof=1) for x in rows]))
     said = []
-    if not here:
+    if not here and final:
         said.append(f"{name}: per-window values are logged only at the end of the run: its per-window spread stands "
                     f"for this step's")
+    elif not here:
+        said.append(f"{name}: its per-window values are not logged: the final validation's per-window spread stands "
+                    f"for its")
     if here:
         ours = variance / float(np.mean([len(x) for x in rows]))
     else:   # our curve is scored as the lesson's recipe scores it: on as many windows as the lesson averaged

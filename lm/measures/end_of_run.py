@@ -125,6 +125,44 @@ def attention(end: EndOfRun) -> None:
 
 
 @measurement
+def softmax_questions(end: EndOfRun) -> None:
+    end.metrics.update({**probes.softmax_questions(), **probes.randn_d64()})
+
+
+# Windows enough for an exact check (the mask's zeros, a part's count) or a mean over thousands of rows, and few
+# enough that a backward pass through the analysis path stays a tenth of a second.
+MASK_WINDOWS, INIT_WINDOWS = 4, 32
+
+
+@measurement
+def mask(end: EndOfRun) -> None:
+    x, y = (t[:MASK_WINDOWS] for t in end.val_batches[0])
+    end.metrics.update(probes.mask_checks(end.model, x, y))
+
+
+@measurement
+def parameter_terms(end: EndOfRun) -> None:
+    end.metrics.update(probes.parameter_terms(end.model))
+
+
+@measurement
+def score_array_math(end: EndOfRun) -> None:
+    end.metrics["score_array_size_math"] = probes.score_array_size_math(end.model, end.cfg.train.batch_size)
+
+
+@measurement
+def init_softmax(end: EndOfRun) -> None:
+    """On the model the run started from (built again from its seed): sqrtd's slopes, and its shares by row length
+    as series over the number of keys (2 … context), with `keys` beside them for a chart's x axis."""
+    x, y = (t[:INIT_WINDOWS] for t in end.val_batches[0])
+    found = probes.init_softmax(probes.untrained(end.cfg.model, end.cfg.seed), x, y)
+    for name in ("onehot", "gap8"):
+        end.store.log_series(end.run_id, f"init_{name}_share_by_keys", found.pop(f"{name}_by_keys"), 2)
+    end.store.log_series(end.run_id, "keys", range(2, x.size(1) + 1), 2)
+    end.metrics.update(found)
+
+
+@measurement
 def loss_by_position(end: EndOfRun) -> None:
     end.store.log_series(end.run_id, "val_loss_at_position", end.by_position)
     end.store.log_series(end.run_id, "val_loss_at_position_se", end.by_position_se)

@@ -1,13 +1,15 @@
 """What a trained model shows, measured once at the end of a run: the numbers and files MLflow keeps."""
+import functools
 import json
 import math
 
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from lm.heads.measure import has_word_starts
 from lm.model.data import Corpus, DataConfig
-from lm.model.model import GPT, CausalSelfAttention, GPTConfig, attend, honest_loss, token_losses
+from lm.model.model import GPT, CausalSelfAttention, GPTConfig, KVCache, attend, honest_loss, losses_of, token_losses
 from lm.model.sample import (
     Words,
     generate,
@@ -116,6 +118,134 @@ def worked_blend() -> dict[str, float]:
             **{f"worked_blend_{i}": b for i, b in enumerate(blend[0, 0, 0].tolist(), 1)}}
 
 
+@torch.no_grad()
+def softmax_questions() -> dict[str, float]:
+    """Questions the lessons ask of one softmax, answered by the model's own attention (lm/model/model.py attend),
+    in float64. Lesson 000's P4, "scores [2, 0, −∞]: what weight goes to the first position?": one head of one
+    number, scale 1, the query the second of three characters, so the mask hides the third (p4_weight_1 … 3).
+    Lesson 001's check yourself 1, "weights [0.5, 0.5], values [2, 0] and [0, 4]": the query the newest of two
+    characters whose keys are alike, so their scores tie (check1_weight_1, 2 and the blend check1_blend_1, 2)."""
+    f64 = functools.partial(torch.tensor, dtype=torch.float64)
+    _, p4 = attend(f64([[0.0], [1.0], [0.0]])[None, None], f64([[2.0], [0.0], [5.0]])[None, None],
+                   f64([[1.0], [1.0], [1.0]])[None, None], causal=True, scale=1.0, need_weights=True)
+    blend, half = attend(f64([[1.0, 0.0]])[None, None], f64([[1.0, 0.0], [1.0, 0.0]])[None, None],
+                         f64([[2.0, 0.0], [0.0, 4.0]])[None, None], causal=True, past=1, need_weights=True)
+    return {**{f"p4_weight_{i}": w for i, w in enumerate(p4[0, 0, 1].tolist(), 1)},
+            **{f"check1_weight_{i}": w for i, w in enumerate(half[0, 0, 0].tolist(), 1)},
+            **{f"check1_blend_{i}": b for i, b in enumerate(blend[0, 0, 0].tolist(), 1)}}
+
+
+def randn_d64(pairs: int = 1000, rows: int = 1000, keys: int = 8, d: int = 64) -> dict[str, float]:
+    """Lesson 002's demonstration of the 1/√d, made as it makes it, with fixed draws: `pairs` random q and k of d = 64
+    entries of mean 0 and variance 1, the variance of q·k (randn_d64_qk_var; the lesson: 65.40, "~ d") and of
+    q·k / √d (randn_d64_scaled_var; the lesson: 1.02, "~ 1"); then `rows` queries each scoring `keys` random keys
+    through the model's attention (lm/model/model.py attend), unscaled and scaled: the mean heaviest weight
+    (randn_d64_max_weight_unscaled, _scaled; the lesson's unscaled row prints one-hot) and the mean size of the
+    gradient reaching the scores, |∂L/∂score| for L the blend of random values against a random probe
+    (randn_d64_score_grad_unscaled, _scaled: "the gradients would vanish")."""
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(pairs, d, generator=g), torch.randn(pairs, d, generator=g)
+    raw = (q * k).sum(1)
+    out = {"randn_d64_qk_var": raw.var().item(), "randn_d64_scaled_var": (raw / math.sqrt(d)).var().item()}
+    q, k, v = (torch.randn(rows, 1, n, d, generator=g) for n in (1, keys, keys))
+    probe_ = torch.randn(rows, 1, 1, d, generator=g)
+    q.requires_grad_()   # the scores then carry a gradient back
+    for name, scale in (("unscaled", 1.0), ("scaled", None)):
+        with torch.enable_grad():
+            blend, w = attend(q, k, v, causal=False, scale=scale, need_weights=True)
+            ds = score_gradient((blend * probe_).sum(), [w])[0]
+        out[f"randn_d64_max_weight_{name}"] = w.max(-1).values.mean().item()
+        out[f"randn_d64_score_grad_{name}"] = ds.abs().mean().item()
+    return out
+
+
+def score_gradient(loss: torch.Tensor, weights: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The gradient of the loss reaching the scores, ∂L/∂score, for each of the attention weights given (softmaxes
+    the loss was computed through: the need_weights path of lm/model/model.py attend): autograd's gradient of the
+    weights, taken back through each softmax by PyTorch's own backward, the lesson's s · (g − Σ s g). A masked
+    score's entry is the gradient of the −∞ the mask put there."""
+    grads = torch.autograd.grad(loss, weights, retain_graph=True)   # each softmax's backward is called below
+    return [w.grad_fn(g).detach() for w, g in zip(weights, grads)]
+
+
+def scored(model: GPT, x: torch.Tensor, y: torch.Tensor) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Every block's attention weights on the windows x, (B, H, T, T) each, and the gradient of the loss on the
+    targets y reaching their scores (score_gradient), the model left with no gradients and in the mode it was in."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.enable_grad():
+            logits, maps = model.attention_maps(x)
+            grads = score_gradient(losses_of(logits, y).sum() / (y >= 0).sum().clamp(min=1), maps)
+    finally:
+        model.zero_grad(set_to_none=True)
+        model.train(was_training)
+    return [m.detach() for m in maps], grads
+
+
+def mask_checks(model: GPT, x: torch.Tensor, y: torch.Tensor) -> dict[str, float]:
+    """Lesson 000's causal mask, read off the model on the windows x (targets y): the heaviest weight any head puts
+    on a later character (mask_future_weight_max; "exp(−∞) = 0: their weights are exactly 0"), the least weight
+    the first character puts on itself (first_self_weight_min; "The first character can only look at itself"),
+    the largest gradient of the loss reaching a masked score and an allowed one (mask_score_grad_max,
+    allowed_score_grad_max; "Masked positions have s_j = 0, so their gradient is 0 too"); and, as lesson 001 asks,
+    the least weight on the only key a KV cache holds after one character (one_key_weight_min)."""
+    maps, grads = scored(model, x, y)
+    T = x.size(1)
+    later = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
+    with torch.no_grad():
+        cache = KVCache(model.config.n_layer)
+        _, first = model._run(x[:, :1], need_weights=True, cache=cache)
+    return {"mask_future_weight_max": max(m[..., later].max().item() for m in maps),
+            "first_self_weight_min": min(m[:, :, 0, 0].min().item() for m in maps),
+            "mask_score_grad_max": max(g[..., later].abs().max().item() for g in grads),
+            "allowed_score_grad_max": max(g[..., ~later].abs().max().item() for g in grads),
+            "one_key_weight_min": min(w.min().item() for w in first)}
+
+
+def parameter_terms(model: GPT) -> dict[str, int]:
+    """The model's parameters counted by part, as lesson 000 breaks its 112,193 down ("4,160 + 4,096 + 2 × 49,792 +
+    4,353"): the character table (params_tok), the position table (params_pos), each block (params_block1 …) and
+    the final norm with the output layer (params_out); a norm right after the embedding, where there is one
+    (microgpt's), apart (params_embed_norm)."""
+    def count(module) -> int:
+        return sum(p.numel() for p in module.parameters()) if module is not None else 0
+    out = {"params_tok": count(model.wte), "params_pos": count(model.wpe),
+           **{f"params_block{i}": count(b) for i, b in enumerate(model.h, 1)},
+           "params_out": count(model.ln_f) + count(model.lm_head)}
+    if model.ln_e is not None:
+        out["params_embed_norm"] = count(model.ln_e)
+    return out
+
+
+def score_array_size_math(model: GPT, batch_size: int) -> int:
+    """score_array_size on PyTorch's plain attention, the math kernel (softmax(QKᵀ/√d) V written out), which holds
+    the score array a fused kernel computes in tiles: one layer's score array as lesson 000 counts it, measured."""
+    with sdpa_kernel(SDPBackend.MATH):
+        return score_array_size(model, batch_size)
+
+
+def init_softmax(model: GPT, x: torch.Tensor, y: torch.Tensor) -> dict:
+    """Lesson 000's "its slopes s_i(δ_ij − s_j) are then nearly 0", on the untrained model and the windows x
+    (targets y): the mean size of the gradient of the loss reaching the scores, |∂L/∂score| over every score a query
+    may read in rows of more than one key (init_score_grad), and the softmax's slope as its trace, 1 − Σ_j s_j²,
+    averaged over those rows (init_softmax_slope: 0 for a one-hot row, 1 − 1/n for an even one). And by row
+    length, the number of keys a query reads (2 … context; one list each): the share of rows at 0.98 or more
+    (onehot_by_keys) and of pairs of keys 8 or more apart (gap8_by_keys), what init_onehot_share and
+    init_score_gap8_share pool."""
+    maps, grads = scored(model, x, y)
+    T = x.size(1)
+    allowed = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+    allowed[0] = False                                     # the first row: one key, nothing to weigh
+    scores, _ = init_scores(model, x)
+    hits, pairs = zip(*(gap_counts(s, 8.0) for s in scores))
+    heaviest = torch.stack([m.max(-1).values.flatten(0, 1) for m in maps])    # (blocks, B·H, T)
+    return {"init_score_grad": torch.cat([g[..., allowed].abs().flatten() for g in grads]).mean().item(),
+            "init_softmax_slope": torch.cat([(1 - (m[:, :, 1:] ** 2).sum(-1)).flatten() for m in maps]).mean().item(),
+            "onehot_by_keys": (heaviest >= 0.98).float().mean((0, 1))[1:].tolist(),
+            "gap8_by_keys": (sum(hits) / sum(pairs).clamp(min=1))[1:].tolist()}
+
+
 def not_applicable(corpus: Corpus, c: DataConfig) -> dict[str, str]:
     """What a run on this corpus cannot measure, by the names it would log them under, each with the reason: the
     probe and the heatmap line when they hold characters the text does not (lesson 000's, on your own text), and
@@ -169,13 +299,23 @@ def samples(model: GPT, corpus: Corpus, prompt: str, length: int, temperature: f
               "speaker_line_share": [speaker_line_share(t) for t in texts],
               "line_length": [line_length(t) for t in texts],
               # "spells most short words correctly": a sample without a short word has no share, and is left out
-              "short_word_validity": [short_word_validity(t, stripped) for t in texts]}
+              "short_word_validity": [short_word_validity(t, stripped) for t in texts],
+              # lesson 002's "Words, line breaks, speaker names and punctuation"
+              "punctuation_share": [punctuation_share(t) for t in texts]}
     out = {k: sum(v) / len(v) for k, v in ((k, [x for x in v if not math.isnan(x)]) for k, v in scores.items()) if v}
     out["speaker_line_share_train"] = speaker_line_share(corpus.train_text)
     out["line_length_train"] = line_length(corpus.train_text)
+    out["punctuation_share_train"] = punctuation_share(corpus.train_text)
     # "breaks lines like verse": where passages of the text as long as a sample lie
     out["line_length_train_low"], out["line_length_train_high"] = line_length_range(corpus.train_text, length)
     return {"texts": [prompt + t for t in texts], "scores": out}
+
+
+def punctuation_share(text: str) -> float:
+    """The share of a text's visible characters (whitespace left out) that are punctuation, neither letters nor
+    digits: 0 for a text of words alone."""
+    visible = [c for c in text if not c.isspace()]
+    return sum(not c.isalnum() for c in visible) / len(visible) if visible else 0.0
 
 
 @torch.no_grad()
@@ -284,11 +424,9 @@ def last_row_reads(attention: dict) -> dict[str, float]:
 
 
 @torch.no_grad()
-def attention_at_init(model: GPT, x: torch.Tensor) -> dict:
-    """Lesson 000's case for the 1/√d, measured on the untrained model: the spread (std) of the raw q·k over every
-    causal (query, key) pair of every head, the spread of the scores the softmax sees (q·k / √d_head, or q·k
-    itself without the scaling), and how one-hot the softmax then is: the mean heaviest weight and the mean
-    entropy (nats) of the rows that have more than one key."""
+def qk_products(model: GPT, x: torch.Tensor) -> tuple[list[torch.Tensor], list[torch.Tensor], float]:
+    """Every block's raw q·k on the windows x, (B, H, T, T) each, unscaled and unmasked; the attention weights; and
+    the scale the model's softmax applies to q·k (1/√d_head, or 1 without the scaling)."""
     inputs = []
     hooks = [b.attn.register_forward_pre_hook(lambda m, args: inputs.append(args[0])) for b in model.h]
     try:
@@ -297,41 +435,62 @@ def attention_at_init(model: GPT, x: torch.Tensor) -> dict:
         for h in hooks:
             h.remove()
     B, T = x.shape
-    causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
-    raw, scores = [], []
+    raw = []
     for block, a in zip(model.h, inputs):
         C, H = a.size(-1), block.attn.n_head
         q, k, _ = (t.view(B, T, H, C // H).transpose(1, 2) for t in block.attn.c_attn(a).split(C, 2))
-        scores.append(q @ k.transpose(-2, -1))                    # (B, H, T, T), unscaled
-        raw.append(scores[-1][..., causal])                         # (B, H, pairs)
-    raw = torch.cat([r.flatten() for r in raw])
+        raw.append(q @ k.transpose(-2, -1))
     d_head = model.config.n_embd // model.config.n_head
+    return raw, maps, 1 / math.sqrt(d_head) if model.config.scale_attn else 1.0
+
+
+def init_scores(model: GPT, x: torch.Tensor) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Every block's scores as the softmax sees them (q·k times the model's scale), (B, H, T, T) each, before the
+    mask, and the attention weights."""
+    raw, maps, scale = qk_products(model, x)
+    return [r * scale for r in raw], maps
+
+
+@torch.no_grad()
+def attention_at_init(model: GPT, x: torch.Tensor) -> dict:
+    """Lesson 000's case for the 1/√d, measured on the untrained model: the spread (std) of the raw q·k over every
+    causal (query, key) pair of every head, the spread of the scores the softmax sees (q·k / √d_head, or q·k
+    itself without the scaling), and how one-hot the softmax then is: the mean heaviest weight and the mean
+    entropy (nats) of the rows that have more than one key."""
+    scores, maps, scale = qk_products(model, x)
+    T = x.size(1)
+    causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+    raw = torch.cat([s[..., causal].flatten() for s in scores])
     w = torch.cat([m[:, :, 1:].flatten(0, 2) for m in maps])      # rows 1 … T-1 of every head: (rows, T)
-    scale = math.sqrt(d_head) if model.config.scale_attn else 1.0
     return {"init_qk_std": raw.std().item(),
-            "init_score_std": raw.std().item() / scale,
+            "init_score_std": raw.std().item() * scale,
             "init_max_weight": w.max(-1).values.mean().item(),
             "init_entropy": torch.special.entr(w).sum(-1).mean().item(),
             # "differences of 8 or more between positions are common": of the pairs of keys one query scores
-            "init_score_gap8_share": gap_share([s / scale for s in scores], 8.0),
+            "init_score_gap8_share": gap_share([s * scale for s in scores], 8.0),
             # "often almost one-hot, with weights like 0.98 and 0.001": rows whose heaviest weight is 0.98 or more
             "init_onehot_share": (w.max(-1).values >= 0.98).float().mean().item()}
+
+
+def gap_counts(s: torch.Tensor, gap: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per query row of the scores s, (B, H, T, T) with the query on the second-last axis: how many pairs of the
+    keys it may read (causal) have scores `gap` or more apart, and how many pairs there are, each summed over the
+    windows and heads: two (T,) tensors."""
+    T = s.size(-1)
+    allowed = torch.ones(T, T, dtype=torch.bool, device=s.device).tril()
+    ordered = s.masked_fill(~allowed, math.inf).sort(-1).values                # each row's keys, ascending
+    at_least = torch.searchsorted(ordered, ordered + gap)                      # first key ≥ score + gap
+    n = allowed.sum(-1)                                                        # keys per row: i + 1
+    real = torch.arange(T, device=s.device) < n[:, None]                       # (T, T): a key of that row
+    hits = ((n[:, None] - at_least).clamp(min=0) * real).sum((0, 1, 3))
+    return hits, n * (n - 1) // 2 * s.size(0) * s.size(1)
 
 
 def gap_share(scores: list[torch.Tensor], gap: float) -> float:
     """Of every pair of keys that one query may read (causal), the share whose scores differ by `gap` or more;
     `scores`: per block, (B, H, T, T) with the query on the second-last axis; NaN where no query has two keys (a
     context of 1)."""
-    hits = pairs = 0
-    for s in scores:
-        T = s.size(-1)
-        allowed = torch.ones(T, T, dtype=torch.bool, device=s.device).tril()
-        ordered = s.masked_fill(~allowed, math.inf).sort(-1).values                # each row's keys, ascending
-        at_least = torch.searchsorted(ordered, ordered + gap)                      # first key ≥ score + gap
-        n = allowed.sum(-1)                                                        # keys per row: i + 1
-        real = torch.arange(T, device=s.device) < n[:, None]                       # (T, T): a key of that row
-        hits += ((n[:, None] - at_least).clamp(min=0) * real).sum().item()
-        pairs += (n * (n - 1) // 2).sum().item() * s.size(0) * s.size(1)
+    hits, pairs = (sum(t.sum().item() for t in found) for found in zip(*(gap_counts(s, gap) for s in scores)))
     return hits / pairs if pairs else math.nan
 
 

@@ -17,6 +17,7 @@ class LitGPT(pl.LightningModule):
         self.model = GPT(GPTConfig(**model))
         self.cfg = TrainConfig(**train)
         self.honest_windows = honest_windows
+        self.train_windows: list = []   # fixed training batches scored at every validation (eval.train_curve)
         self.val_metrics: dict[str, float] = {}
         self.optimizer_impl = "foreach"
         self.__dict__["compiled"] = None  # not a submodule: checkpoints keep the same keys either way
@@ -135,6 +136,10 @@ class LitGPT(pl.LightningModule):
         if self.honest_windows:
             x, y = (torch.cat(t)[: self.honest_windows] for t in zip(*self._honest))
             self.val_metrics["honest_val_loss"] = honest_loss(self.model, x, y)
+        if self.train_windows:
+            with torch.no_grad():
+                losses = [token_losses(self.model, x.to(self.device), y.to(self.device)) for x, y in self.train_windows]
+            self.val_metrics["train_eval_loss"] = float(torch.cat([t.flatten() for t in losses]).double().mean())
         self.log("val_loss", self.val_metrics["val_loss"], prog_bar=True, logger=False)
 
     def configure_optimizers(self):

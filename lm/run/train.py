@@ -29,7 +29,7 @@ from pytorch_lightning.plugins.environments import LightningEnvironment
 from lm.measures import end_of_run, model_flavor, probes
 from lm.measures.end_of_run import EndOfRun
 from lm.model import checkpoint
-from lm.model.data import Corpus, held_out_windows, train_batch
+from lm.model.data import Corpus, held_out_windows, train_batch, val_batches
 from lm.model.model import GPTConfig, n_params, train_flops
 from lm.run import devices
 from lm.run.callbacks import Diverged, RunLogger, StepRecorder
@@ -234,6 +234,9 @@ def _execute(cfg, corpus, store, run_id, init_run, ckpt_dir, stop, callbacks) ->
     module = LitGPT(asdict(cfg.model), asdict(cfg.train), cfg.eval.honest_windows if cfg.eval.honest else 0)
     dm = CorpusDataModule(corpus, cfg.train.batch_size, cfg.model.block_size, cfg.seed,
                           cfg.eval.val_batches, cfg.eval.val_batch_size)
+    if cfg.eval.train_curve:   # the same windows the end of the run scores (end_of_run.train_loss)
+        module.train_windows = val_batches(corpus, cfg.eval.val_batches, cfg.eval.val_batch_size,
+                                           cfg.model.block_size, split="train")
     logger = RunLogger(tracking_uri=store.uri, run_id=run_id)
     resume = ckpt_dir / "last.ckpt"
     resume = resume if resume.is_file() else None

@@ -36,6 +36,8 @@ class EvalConfig:
     val_batch_size: int = 64
     honest: bool = False        # also score every prediction from its prefix alone (the no-mask exercise)
     honest_windows: int = 128
+    train_curve: bool = False   # also the loss on as many fixed windows of the training text at every validation
+    #                             (train_eval_loss at each step), as lesson 002's log prints a train column
     head_windows: int = 64      # head statistics over this many validation windows,
     head_skip: int = 8          # skipping the first positions, which have little to look at
     final_windows: int = 0      # the final validation on the held-out text's first this many windows; 0: on every

@@ -51,12 +51,30 @@ TABLE = (
                 ("shuffle_change",)),
     Measurement("samples", "sample.count samples, their word validity and shape",
                 ("samples.txt", "word_validity*", "real_word_share*", "speaker_line_share*", "line_length*",
-                 "short_word_validity")),
+                 "short_word_validity", "punctuation_share*")),
     Measurement("heads", "every head's statistics (lm/heads/table.py)", ("heads.csv", "heads_*")),
     Measurement("knockout", "each head, attention and MLP knocked out on the validation windows",
                 ("knockout.csv", "knockout_*"), When.READ, ("heads",)),
     Measurement("attention", "every head's weights on the heatmap line and a few more; of a name, where its "
                 "last letter looks", ("attention.json", "attention_lines.json", "heatmap_last_*")),
+    # Lessons' sentences on the softmax, the mask and the parameter count, each checked on the model's own code:
+    # cheap (a few windows, a tenth of a second or less each, the score array's plain path half a second at a context
+    # of 128), and made where a claim reads them.
+    Measurement("softmax_questions", "fixed inputs through the model's attention: lesson 000's P4, lesson 001's "
+                "check yourself, lesson 002's d = 64 demonstration of the 1/√d",
+                ("p4_weight_*", "check1_*", "randn_d64_*"), When.READ),
+    Measurement("mask", "the causal mask on the trained model: weights on later characters, the first character's "
+                "on itself, the gradient reaching masked scores, the weight on a cache's only key",
+                ("mask_future_weight_max", "first_self_weight_min", "mask_score_grad_max", "allowed_score_grad_max",
+                 "one_key_weight_min"), When.READ),
+    Measurement("parameter_terms", "the parameters counted by part, as lesson 000 breaks its count down",
+                ("params_*",), When.READ),
+    Measurement("score_array_math", "one layer's score array on PyTorch's plain attention path, which holds it",
+                ("score_array_size_math",), When.READ),
+    Measurement("init_softmax", "the untrained model's softmax: the gradient reaching its scores, its slope, and "
+                "how one-hot it is by row length", ("init_score_grad", "init_softmax_slope",
+                                                    "init_onehot_share_by_keys", "init_gap8_share_by_keys", "keys"),
+                When.READ),
     Measurement("loss_by_position", "the validation loss at each position of the window",
                 ("loss_by_position.json", "val_loss_at_position", "position")),
     # Nothing of the project's reads it (make sample, the report and the temperature exercise read model.pt): it is

@@ -35,3 +35,13 @@ def test_every_claim_is_listed_once_with_its_lessons_words_or_why_it_is_ours():
 def test_a_folder_that_is_not_there_is_one_line(tmp_path, capsys):
     assert docs_pages.main([str(tmp_path / "nonesuch")]) == 2
     assert capsys.readouterr().err == f"error: {tmp_path / 'nonesuch'} is not a folder\n"
+
+
+def test_the_sentences_not_checkable_here_are_listed_apart_each_with_why():
+    page = docs_pages.lesson_claims(load_all())
+    part = page.split("\n## Not checkable here\n")[1]
+    for lesson, words, why in docs_pages.NOT_CHECKABLE:
+        row = f"| {lesson} | “{words.replace('|', chr(92) + '|')}” | {why} |"
+        assert row in part, row
+    assert f"({len(docs_pages.NOT_CHECKABLE)})" in part
+    assert "## Not checkable here" not in page.split("\n## Ours\n")[0]   # after the claims, not among them

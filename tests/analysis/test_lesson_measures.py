@@ -197,3 +197,112 @@ def test_attention_change_is_how_far_the_weights_moved_from_the_untrained_model(
     (_, a), (_, b) = other.attention_maps(x), start.attention_maps(x)
     by_hand = torch.stack([0.5 * (p - q)[:, :, 1:].abs().sum(-1).mean() for p, q in zip(a, b)]).mean()
     assert moved == pytest.approx(by_hand.item(), rel=1e-5)
+
+
+# --- lesson 000's P4 and lesson 001's check yourself 1, through the model's attention --------------------------
+def test_the_softmax_questions_come_out_of_the_models_attention_as_the_softmax_formula_gives():
+    found = probes.softmax_questions()
+    # P4: scores [2, 0, −∞]: e² / (e² + 1) on the first, the rest on the second, exactly nothing on the masked third
+    assert found["p4_weight_1"] == pytest.approx(math.exp(2) / (math.exp(2) + 1), rel=1e-12)
+    assert f"{found['p4_weight_1']:.3f}" == "0.881"
+    assert found["p4_weight_2"] == pytest.approx(1 / (math.exp(2) + 1), rel=1e-12) and found["p4_weight_3"] == 0
+    # check yourself 1: two alike keys tie at a half each, and the blend of [2, 0] and [0, 4] is [1, 2], exactly
+    assert [found[f"check1_weight_{i}"] for i in (1, 2)] == [0.5, 0.5]
+    assert [found[f"check1_blend_{i}"] for i in (1, 2)] == [1.0, 2.0]
+
+
+# --- lesson 002: "var(q.k / sqrt d) = 1.02 (~ 1)"; "the gradients would vanish" --------------------------------
+def test_lesson_002s_d64_demonstration_on_fixed_draws():
+    found = probes.randn_d64()
+    assert found == probes.randn_d64()                                   # fixed draws: every run the same
+    assert 60 < found["randn_d64_qk_var"] < 68 and 0.94 < found["randn_d64_scaled_var"] < 1.06
+    assert found["randn_d64_qk_var"] / found["randn_d64_scaled_var"] == pytest.approx(64, rel=1e-5)
+    # unscaled: most of a row's weight on one of its 8 keys, and a few times less gradient reaching the scores
+    assert found["randn_d64_max_weight_unscaled"] > 0.8 > 0.45 > found["randn_d64_max_weight_scaled"] > 1 / 8
+    assert found["randn_d64_score_grad_unscaled"] < 0.5 * found["randn_d64_score_grad_scaled"]
+
+
+def test_the_gradient_reaching_the_scores_is_the_lessons_softmax_backward():
+    """score_gradient against the lesson's own line, s · (g − Σ s g), on random scores with a mask."""
+    g = torch.Generator().manual_seed(1)
+    scores = torch.randn(2, 3, 5, 5, generator=g).masked_fill(~torch.ones(5, 5, dtype=torch.bool).tril(), -math.inf)
+    scores.requires_grad_()
+    s = scores.softmax(-1)
+    probe_ = torch.randn(2, 3, 5, 5, generator=g)
+    (ds,) = probes.score_gradient((s * probe_).sum(), [s])
+    s = s.detach()
+    assert torch.allclose(ds, s * (probe_ - (s * probe_).sum(-1, keepdim=True)), atol=1e-6)
+    assert ds[..., ~torch.ones(5, 5, dtype=torch.bool).tril()].abs().max() == 0
+
+
+# --- lesson 000's mask; lesson 001's check yourself 2 -----------------------------------------------------------
+def test_the_mask_checks_on_a_real_model_and_without_the_mask(shakespeare):
+    x, y = val_batches(shakespeare, 1, 4, 64)[0]
+    torch.manual_seed(0)
+    masked = probes.mask_checks(GPT(GPTConfig()).eval(), x, y)
+    assert masked["mask_future_weight_max"] == 0 and masked["first_self_weight_min"] == 1
+    assert masked["mask_score_grad_max"] == 0 and masked["allowed_score_grad_max"] > 1e-6
+    assert masked["one_key_weight_min"] == 1
+    torch.manual_seed(0)
+    unmasked = probes.mask_checks(GPT(GPTConfig(mask=False)).eval(), x, y)
+    assert unmasked["mask_future_weight_max"] > 0.01 and unmasked["first_self_weight_min"] < 0.5
+    assert unmasked["mask_score_grad_max"] > 1e-6
+
+
+def test_a_single_key_in_microgpts_cache_takes_all_the_attention():
+    cfg = config.load(["profile=microgpt"])
+    corpus = load_corpus(cfg.data)
+    x, y = val_batches(corpus, 1, 4, cfg.model.block_size)[0]
+    torch.manual_seed(0)
+    model = GPT(cfg.model).eval()
+    assert probes.mask_checks(model, x, y)["one_key_weight_min"] == 1
+    assert all(p.grad is None for p in model.parameters())
+
+
+# --- lesson 000: "knobs: 4,160 + 4,096 + 2 × 49,792 + 4,353 = 112,193" -------------------------------------------
+def test_the_parameters_by_part_are_the_lessons_breakdown_and_sum_to_the_count():
+    for kw, terms in (({}, [4160, 4096, 49792, 49792, 4353]),
+                      ({"n_layer": 4}, [4160, 4096, *[49792] * 4, 4353]),
+                      ({"block_size": 128}, [4160, 128 * 64, 49792, 49792, 4353]),
+                      ({"n_embd": 128}, [65 * 128, 64 * 128, *[12 * 128 ** 2 + 10 * 128] * 2, 2 * 128 + 128 * 65 + 65])):
+        model = GPT(GPTConfig(**kw))
+        found = probes.parameter_terms(model)
+        assert list(found.values()) == terms, kw
+        assert sum(found.values()) == sum(p.numel() for p in model.parameters())
+    micro = GPT(config.load(["profile=microgpt"]).model)
+    found = probes.parameter_terms(micro)
+    assert found["params_pos"] == 16 * 16 and sum(found.values()) == 4192
+
+
+# --- lesson 000: "32 windows × 4 heads × 64 × 64 = 524,288", measured on the plain path -----------------------------
+def test_the_plain_attention_path_holds_the_lessons_score_array_whatever_the_default_kernel():
+    model = GPT(GPTConfig(block_size=32, n_layer=1)).eval()
+    assert probes.score_array_size_math(model, 8) == 8 * 4 * 32 * 32
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):    # the plain path is asked for by name: the caller's choice yields
+        assert probes.score_array_size_math(model, 8) == 8 * 4 * 32 * 32
+    assert all(p.grad is None for p in model.parameters()) and not model.training
+
+
+# --- lesson 000: "Its slopes s_i(δ_ij − s_j) are then nearly 0"; the shares by row length --------------------------
+def test_init_softmax_on_the_untrained_models_scaled_and_unscaled(shakespeare):
+    x, y = val_batches(shakespeare, 1, 16, 64)[0]
+    found = {}
+    for scale in (True, False):
+        model = probes.untrained(GPTConfig(scale_attn=scale), seed=3)
+        found[scale] = probes.init_softmax(model, x, y)
+        pooled = probes.attention_at_init(model, x)
+        by_keys = found[scale]["onehot_by_keys"]
+        assert len(by_keys) == len(found[scale]["gap8_by_keys"]) == 63                  # rows of 2 … 64 keys
+        # the rows of each length, weighted by how many there are, pool to the share over all rows
+        assert sum(by_keys) / 63 == pytest.approx(pooled["init_onehot_share"], abs=1e-6)
+    # unscaled: smaller slopes and gradient reaching the scores; one-hot rows more common in short rows
+    assert found[False]["init_softmax_slope"] < found[True]["init_softmax_slope"]
+    assert found[False]["init_score_grad"] < found[True]["init_score_grad"]
+    short, long = found[False]["onehot_by_keys"][:8], found[False]["onehot_by_keys"][-8:]
+    assert sum(short) > sum(long) > 0
+    assert max(found[True]["onehot_by_keys"]) < 0.1
+
+
+def test_punctuation_share_counts_the_visible_characters_that_are_neither_letters_nor_digits():
+    assert probes.punctuation_share("To be, or not:\n  to be.") == pytest.approx(3 / 16)
+    assert probes.punctuation_share("words only") == 0 and probes.punctuation_share(" \n") == 0

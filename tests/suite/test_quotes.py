@@ -3,6 +3,7 @@ allowing only for whitespace and typographic quotes. The lessons are read from t
 (tests/conftest.py SEEDS); without it the check is skipped, saying where it looked."""
 import pytest
 
+from analysis.report import docs_pages
 from lm.spec import exercises, quotes
 from tests.conftest import SEEDS
 
@@ -17,8 +18,16 @@ def lessons() -> dict[str, str]:
 
 
 def every_quote():
-    return [pytest.param(c.lesson, id=f"{name}: {c.text[:50]}")
-            for name, ex in exercises.load_all().items() for c in ex.claims if c.lesson is not None]
+    """Every claim's `lesson:`, and the words of every sentence docs/lesson-claims.md lists as not checkable here."""
+    return [*(pytest.param(c.lesson, id=f"{name}: {c.text[:50]}")
+              for name, ex in exercises.load_all().items() for c in ex.claims if c.lesson is not None),
+            *(pytest.param(words, id=f"not checkable, {lesson}: {words[:40]}")
+              for lesson, words, _ in docs_pages.NOT_CHECKABLE)]
+
+
+@pytest.mark.parametrize("lesson, words", [(lesson, words) for lesson, words, _ in docs_pages.NOT_CHECKABLE])
+def test_a_sentence_not_checkable_here_is_quoted_from_the_lesson_it_names(lesson, words, lessons):
+    assert quotes.locate(words, lessons) == lesson
 
 
 @pytest.mark.parametrize("quote", every_quote())

@@ -18,8 +18,9 @@ from datetime import date
 from analysis.calibration import MEASURED, boundary, spreads
 from analysis.calibration.boundary import Stress
 from analysis.calibration.simulate import Tally, rate, run
-from analysis.verdicts import decision
-from lm.spec.exercises import ClaimKind, load_all
+from analysis.verdicts import claim_kinds, decision
+from analysis.verdicts.claim_kinds import Placement
+from lm.spec.exercises import load_all
 
 EFFECTS = (1.0, 2.0, 4.0)   # true effects for the power, in standard deviations of each comparison's margin
 MIXED = 0.5                 # the false discovery rate's case: half the claims true (4 sd), half on their boundary
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  half the claims true (4 sd), half on their boundary ({got.studies:,} tables): false discovery rate "
               f"{got.fdp_first / got.studies:.2%} at the first look, {got.fdp_looks / got.studies:.2%} with the looks")
         figures["fdr_mixed"] = [got.fdp_first / got.studies, got.fdp_looks / got.studies]
-        values = [w for w in ws if w.kind == ClaimKind.VALUE]
+        values = [w for w in ws if w.single]
         at = simulate(opts.power, opts.seed + 1, opts.workers, at_value=True)
         k = at.studies * len(values)
 
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                                            sum(got.reproduced_looks.values()) / k]
     print(f"claims that cannot be set on their boundary: {'; '.join(problems) or 'none'}")
     print("deterministic checks, no error to control: " + "; ".join(
-        f"{w.exercise} {w.index}" for w in ws if w.kind == ClaimKind.DETERMINISTIC))
+        f"{w.exercise} {w.index}" for w in ws if claim_kinds.of(w.original).placement == Placement.CONSTANTS))
     assumed = sorted({f"{n.exercise}.{n.key}" for w in ws for n in w.numbers.values()
                       if n.spread.source.startswith("assumed")})
     print(f"numbers whose spread no store here measured ({spreads.TABLE.name}: assumed): {', '.join(assumed)}")

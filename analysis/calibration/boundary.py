@@ -31,6 +31,7 @@ from scipy import stats as scipy_stats
 from analysis.calibration import spreads
 from analysis.calibration.spreads import Kind, Spread
 from analysis.verdicts import bounds, claim_kinds, claims
+from analysis.verdicts.claim_kinds import Placement
 from lm.spec.exercises import Claim, ClaimKind, Exercise, evaluate, term, terms, tree
 
 DRAWS = 4000   # draws of each number to set a comparison's expected margin: its error ~1.5% of the margin's sd
@@ -100,6 +101,11 @@ class World:
     def kind(self) -> ClaimKind:
         return self.original.kind
 
+    @property
+    def single(self) -> bool:
+        """A lesson's single number, judged both ways."""
+        return claim_kinds.of(self.original).placement == Placement.SINGLE_NUMBER
+
 
 def private(variant: str, exercise: str, index: int) -> str:
     """A claim's own copy of a variant: `base` of claim 3 of baseline is `base__baseline3`."""
@@ -143,12 +149,12 @@ def worlds(exercises: dict[str, Exercise], effect: float = 0.0, at_value: bool =
 
 def world(exercise: str, index: int, claim: Claim, seeds: dict, effect: float = 0.0, at_value: bool = False) \
         -> World:
-    """One claim's world (the module's note)."""
-    kind = claim.kind
+    """One claim's world (the module's note), set where its kind's placement says (PLACE)."""
+    kind = claim_kinds.of(claim)
     new = dataclasses.replace(claim, check=renamed(claim.check, exercise, index),
                               ours=renamed(claim.ours, exercise, index))
-    w = World(exercise, index, claim, new, {}, {}, counted=claim_kinds.slots(claim)[0] == claim_kinds.TABLE,
-              control=kind == ClaimKind.CONTROL)
+    w = World(exercise, index, claim, new, {}, {}, counted=kind.family == claim_kinds.TABLE,
+              control=kind.placement == Placement.CONTROL)
     for expr in filter(None, (claim.check, claim.ours)):
         for t in terms(tree(expr).body):
             _number(w, t, seeds)
@@ -156,27 +162,33 @@ def world(exercise: str, index: int, claim: Claim, seeds: dict, effect: float = 
         for v in [v for (e, v) in seeds if e == exercise]:
             _number(w, (v, claim.answer, None), seeds)
     try:
-        if kind == ClaimKind.VALUE:
-            _value(w, claim, at_value or effect > 0)
-        elif kind == ClaimKind.DETERMINISTIC:
-            w.counted = False
-            moving = [f"{n.variant.split('__')[0]}.{n.key} ({n.spread.kind}, {n.spread.source})"
-                      for n in w.numbers.values() if n.spread.kind != Kind.CONSTANT]
-            if moving:
-                raise Unplaceable(f"declared deterministic, but it reads numbers that vary over seeds: "
-                                  f"{', '.join(moving)}")
-        elif kind == ClaimKind.CONTROL:
-            a, b = list(w.numbers.values())
-            b.center = a.center = a.spread.center
-            b.spread = a.spread
-        elif kind in (ClaimKind.CHECK, ClaimKind.FINDING):
-            _place(w, claims.shape(w.claim.check).body, True, effect)
+        PLACE[kind.placement](w, claim, effect, at_value)
     except Unplaceable as e:
-        if kind in (ClaimKind.FINDING,):   # no verdict to be wrong: its numbers where the spreads centre them
+        if kind.finding:   # no verdict to be wrong: its numbers where the spreads centre them
             w.note = f"a finding, not set on its boundary ({e})"
         else:
             w.problem, w.counted = str(e), False
     return w
+
+
+def _constants(w: World, claim: Claim, effect: float, at_value: bool) -> None:
+    """A deterministic check: every number it reads must be a constant; nothing to set."""
+    w.counted = False
+    moving = [f"{n.variant.split('__')[0]}.{n.key} ({n.spread.kind}, {n.spread.source})"
+              for n in w.numbers.values() if n.spread.kind != Kind.CONSTANT]
+    if moving:
+        raise Unplaceable(f"declared deterministic, but it reads numbers that vary over seeds: {', '.join(moving)}")
+
+
+def _control(w: World, claim: Claim, effect: float, at_value: bool) -> None:
+    """The A/A control: its two numbers alike."""
+    a, b = list(w.numbers.values())
+    b.center = a.center = a.spread.center
+    b.spread = a.spread
+
+
+def _comparisons(w: World, claim: Claim, effect: float, at_value: bool) -> None:
+    _place(w, claims.shape(w.claim.check).body, True, effect)
 
 
 def _number(w: World, t: tuple[str, str, int | None], seeds: dict) -> None:
@@ -189,6 +201,11 @@ def _number(w: World, t: tuple[str, str, int | None], seeds: dict) -> None:
     s = spreads.find(exercise, own, key, step)
     w.numbers[k] = Number(exercise, copy_, key, step, s, s.center, set=s.kind == Kind.CONSTANT)
     w.seeds[exercise, copy_] = seeds[exercise, own]
+
+
+def _single(w: World, claim: Claim, effect: float, at_value: bool) -> None:
+    """A lesson's single number: delta from our setup's mean, or at a true effect or `at_value` at it."""
+    _value(w, claim, at_value or effect > 0)
 
 
 def _value(w: World, claim: Claim, at_value: bool) -> None:
@@ -317,6 +334,11 @@ def _place_sign(w: World, text: str, a, op, b, free: list, effect: float) -> Non
     n.set = True
 
 
+# Each kind's placement (claim_kinds.Placement), its setter.
+PLACE = {Placement.COMPARISONS: _comparisons, Placement.SINGLE_NUMBER: _single, Placement.CONSTANTS: _constants,
+         Placement.CONTROL: _control, Placement.NONE: lambda w, claim, effect, at_value: None}
+
+
 @dataclass
 class Draw:
     """One simulated store's numbers for one claim: per number, each seed's value (up to the last look's seeds),
@@ -354,19 +376,19 @@ def draw(w: World, rng: np.random.Generator, stress: "Stress" = None) -> Draw:
     stress = stress or Stress.NONE
     out = Draw()
     side = rng.choice((-1.0, 1.0))
-    if w.kind == ClaimKind.VALUE and w.offset:   # our mean delta from the lesson's number, where it can lie
+    if w.single and w.offset:   # our mean delta from the lesson's number, where it can lie
         (n,) = w.numbers.values()
         low, high = bounds.of(n.key)
         if not low <= float(n.center) - side * w.offset <= high:
             side = -side
-    shift = -side * w.offset - rng.normal(0.0, w.lesson_sd) if w.kind == ClaimKind.VALUE else 0.0
+    shift = -side * w.offset - rng.normal(0.0, w.lesson_sd) if w.single else 0.0
     shared = {}    # each window's difficulty, common to every run scored on the same windows
     for k, n in w.numbers.items():
         seeds = w.seeds[n.exercise, n.variant]
         z = standard(rng, len(seeds), stress)
         scale = math.exp(rng.normal(0.0, UNEQUAL_LOG_SD)) if stress == Stress.UNEQUAL else 1.0
         center = n.center if isinstance(n.center, str) or n.values else float(n.center) + shift
-        if w.kind == ClaimKind.VALUE and w.bias_sd:
+        if w.single and w.bias_sd:
             center = center + rng.normal(0.0, w.bias_sd)
         values = n.draw(z, center, scale)
         if n.window_scored and n.spread.per_window:

@@ -20,7 +20,7 @@ import numpy as np
 from analysis.calibration import boundary, census
 from analysis.calibration.boundary import Stress, World
 from analysis.verdicts import Numbers, claims, decision, table, variance
-from lm.spec.exercises import ClaimKind, Exercise
+from lm.spec.exercises import Exercise
 
 POOL = "_pool"   # the simulated store's other variants, which the seeds' variance is pooled over (census.py)
 
@@ -160,7 +160,7 @@ def false_firm(w: World, v: claims.Verdict) -> bool:
     """Whether a verdict on a claim on its boundary is a false one: any firm verdict, but for a lesson's single
     number, whose boundary (delta from ours) makes "reproduced" false and "not reproduced" true, and at its true
     value (offset 0) the other way round."""
-    if w.kind == ClaimKind.VALUE:
+    if w.single:
         return v.verdict == (decision.Outcome.REPRODUCED if w.offset else decision.Outcome.NOT_REPRODUCED)
     return v.verdict in FIRM
 

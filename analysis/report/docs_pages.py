@@ -22,9 +22,10 @@ import pandas as pd
 from analysis import verdicts
 from analysis.report import environments, outcomes, verdict_grid
 from analysis.store_reading.reader import ExerciseRuns
+from analysis.verdicts import claim_kinds
 from analysis.verdicts.decision import Outcome
 from lm.spec import exercises
-from lm.spec.exercises import Claim, ClaimKind, Exercise, Source
+from lm.spec.exercises import Claim, Exercise, Source
 from lm.tracking.store_check import redact
 
 COMMAND = 'make report ARGS="docs=docs"'
@@ -64,16 +65,8 @@ def lesson_of(text: str) -> str:
 
 
 def our_check(claim: Claim) -> str:
-    """What our runs are held to, in the YAML's own terms."""
-    if claim.kind == ClaimKind.VALUE:
-        return f"`{claim.ours}` against {claim.value:g}, as one draw"
-    if claim.kind == ClaimKind.QUESTION:
-        return f"the variant with the {'least' if claim.best == 'min' else 'largest'} `{claim.answer}`"
-    if claim.check:
-        return f"`{claim.check}`" + (" (a finding: an interval, no verdict)" if claim.finding else "")
-    if claim.kind == ClaimKind.PREDICTION:
-        return f"`{claim.ours}`, a prediction: worked out before running, shown, not judged"
-    return f"`{claim.ours}`, shown" if claim.ours else "-"
+    """What our runs are held to, in the YAML's own terms: as the claim's kind says."""
+    return claim_kinds.of(claim).asks(claim)
 
 
 def _cell(text) -> str:

@@ -9,7 +9,8 @@ number, not a band a check sets).
 import ast
 import math
 
-from lm.spec.exercises import ClaimKind, Exercise, Source, term, tree
+from analysis.verdicts import claim_kinds
+from lm.spec.exercises import Exercise, Source, term, tree
 
 FLIP = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
 
@@ -19,11 +20,12 @@ def of(ex: Exercise, keys=None, variants=None) -> list[dict]:
     order."""
     out = []
     for claim in ex.claims:
-        if claim.kind == ClaimKind.VALUE:
+        drawn = claim_kinds.of(claim).marks
+        if drawn == claim_kinds.Marks.VALUE:
             found = _single(claim.ours)
             if found:
                 out.append(_mark(found, claim.value, claim.value, f"the lesson: {claim.value:g}", True))
-        elif claim.check and not claim.finding:   # a check of ours or the lesson's; a finding asks nothing
+        elif drawn == claim_kinds.Marks.BANDS:   # a check of ours or the lesson's; a finding asks nothing
             whose = "the claim" if claim.source == Source.LESSON else "our claim"
             for found, (low, high) in _bands(tree(claim.check).body).items():
                 out.append(_mark(found, low, high, f"{whose}: {_words(low, high)}", False))

@@ -13,8 +13,9 @@ import html
 from analysis import verdicts
 from analysis.report import outcomes
 from analysis.report.document import Doc, figure_file
+from analysis.verdicts import claim_kinds
 from analysis.verdicts.decision import Outcome
-from lm.spec.exercises import ClaimKind, Source
+from lm.spec.exercises import Source
 
 STYLE = """<style>
 .first { margin: 0.4em 0 1em; }
@@ -50,8 +51,7 @@ def why(row: verdicts.Row) -> str:
     """One line on a claim's verdict: ours against what the claim asks (the lesson's number, or the check), and the
     margin with its interval."""
     v, claim = row.verdict, row.claim
-    asks = f"the lesson's {claim.value:g}" if claim.kind == ClaimKind.VALUE else f"check {claim.check}" \
-        if claim.check else ""
+    asks = claim_kinds.of(claim).asks(claim)
     parts = [f"ours {v.ours}" if v.ours else "", asks, f"margin {v.interval}" if v.interval else "",
              f"{v.seeds} seeds" if v.seeds else ""]
     return "; ".join(p for p in parts if p)

@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
@@ -51,17 +52,39 @@ class Lookups:
     priors: Callable | None = None
 
 
+class Placement(StrEnum):
+    """Where the calibration sets a kind's claims so that a firm verdict on them is a false one
+    (analysis/calibration/boundary.py, one setter for each)."""
+    COMPARISONS = "each comparison's expected margin at zero"
+    SINGLE_NUMBER = "our setup's mean delta from the lesson's number"
+    CONSTANTS = "none: its numbers are constants, no error to control"
+    CONTROL = "its two numbers alike"
+    NONE = "none: no verdict"
+
+
+class Marks(StrEnum):
+    """What a kind's claims draw on the report's figures (analysis/report/marks.py)."""
+    VALUE = "the lesson's number"
+    BANDS = "the check's bounds"
+    NONE = "nothing"
+
+
 @dataclass(frozen=True)
 class Judging:
-    """How one kind of claim is judged: `judge` fills in the verdict from the lookups; `expression` gives the
-    expression whose numbers decide it (None: no one expression), which the knock-out section and `make decide`
-    read; `finding`: its verdict is a finding, an interval and a wording; `family`: the family its comparisons are
-    members of (None: outside every family), `slots` how many it holds, from the claim alone."""
+    """A kind of claim, whole: `judge` fills in the verdict from the lookups; `expression` gives the expression
+    whose numbers decide it (None: no one expression), which the knock-out section and `make decide` read;
+    `finding`: its verdict is a finding, an interval and a wording; `family`: the family its comparisons are
+    members of (None: outside every family), `slots` how many it holds, from the claim alone; `asks`: what our runs
+    are held to, in the YAML's own terms (the docs page and the report's first screen); `placement`: where the
+    calibration sets it on its boundary; `marks`: what it draws on the report's figures."""
     judge: Callable[[Claim, Lookups, Verdict], None]
     expression: Callable[[Claim], str | None] = lambda claim: None
     finding: bool = False
     family: str | None = None
     slots: Callable[[Claim], int] = lambda claim: 0
+    asks: Callable[[Claim], str] = lambda claim: f"`{claim.ours}`, shown" if claim.ours else "-"
+    placement: Placement = Placement.NONE
+    marks: Marks = Marks.NONE
 
 
 def judge(claim: Claim, lookup, variants=(), seeds=None, windows=None, priors=None) -> Verdict:
@@ -293,16 +316,37 @@ def answer(claim: Claim, r: Lookups, v: Verdict) -> None:
         v.remark = "; ".join(filter(None, [v.remark, f"not run: {', '.join(missing)}"]))
 
 
+def checked(claim: Claim) -> str:
+    return f"`{claim.check}`"
+
+
 KINDS: dict[ClaimKind, Judging] = {
-    ClaimKind.QUESTION: Judging(answer, finding=True),
-    ClaimKind.VALUE: Judging(by_comparisons(value), expression=lambda claim: claim.ours, family=TABLE,
-                             slots=lambda claim: 1),
-    ClaimKind.CONTROL: Judging(by_comparisons(control), expression=lambda claim: claim.ours, family=CONTROL,
-                               slots=control_slots),
-    ClaimKind.DETERMINISTIC: Judging(by_comparisons(deterministic), expression=lambda claim: claim.check),
-    ClaimKind.FINDING: Judging(by_comparisons(check), expression=lambda claim: claim.check, finding=True),
-    ClaimKind.CHECK: Judging(by_comparisons(check), expression=lambda claim: claim.check, family=TABLE,
-                             slots=lambda claim: count(claim.check)),
-    ClaimKind.PREDICTION: Judging(no_verdict("a prediction, worked out before running: no verdict")),
+    ClaimKind.QUESTION: Judging(
+        answer, finding=True,
+        asks=lambda claim: f"the variant with the {'least' if claim.best == 'min' else 'largest'} `{claim.answer}`"),
+    ClaimKind.VALUE: Judging(
+        by_comparisons(value), expression=lambda claim: claim.ours, family=TABLE, slots=lambda claim: 1,
+        asks=lambda claim: f"`{claim.ours}` against the lesson's {claim.value:g}, within {claim.delta:g}, as one draw",
+        placement=Placement.SINGLE_NUMBER, marks=Marks.VALUE),
+    ClaimKind.CONTROL: Judging(
+        by_comparisons(control), expression=lambda claim: claim.ours, family=CONTROL, slots=control_slots,
+        asks=lambda claim: f"`{claim.ours}` alike, through every path a claim can take", placement=Placement.CONTROL),
+    ClaimKind.DETERMINISTIC: Judging(
+        by_comparisons(deterministic), expression=lambda claim: claim.check,
+        asks=lambda claim: f"{checked(claim)}, on every seed alike", placement=Placement.CONSTANTS, marks=Marks.BANDS),
+    ClaimKind.FINDING: Judging(
+        by_comparisons(check), expression=lambda claim: claim.check, finding=True,
+        asks=lambda claim: f"{checked(claim)} (a finding: an interval, no verdict)", placement=Placement.COMPARISONS),
+    ClaimKind.CHECK: Judging(
+        by_comparisons(check), expression=lambda claim: claim.check, family=TABLE,
+        slots=lambda claim: count(claim.check), asks=checked, placement=Placement.COMPARISONS, marks=Marks.BANDS),
+    ClaimKind.PREDICTION: Judging(
+        no_verdict("a prediction, worked out before running: no verdict"),
+        asks=lambda claim: f"`{claim.ours}`, a prediction: worked out before running, shown, not judged"),
     ClaimKind.SHOWN: Judging(no_verdict("no check")),
 }
+
+
+def of(claim: Claim) -> Judging:
+    """A claim's kind, whole."""
+    return KINDS[claim.kind]

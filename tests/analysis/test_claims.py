@@ -463,7 +463,7 @@ def test_each_single_number_outcome_errs_at_most_at_the_level_and_both_are_reach
     reproduced in most draws. Judged alone at the first look (its share of the level, 2.5%), 400 draws each."""
     from analysis.calibration import boundary
     rng = np.random.default_rng(7)
-    ws = [w for w in boundary.worlds(load_all(), at_value=not where)[0] if w.kind.value == "value"]
+    ws = [w for w in boundary.worlds(load_all(), at_value=not where)[0] if w.single]
     assert len(ws) >= 20
     right = REPRODUCED if where == 0 else NOT_REPRODUCED
     for w in ws:

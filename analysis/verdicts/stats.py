@@ -209,7 +209,8 @@ def seeds_needed(d: Difference, level: float, power: float = decision.POWER, mos
     if d.method == PREDICTION:  # one more run's error, seeds' and evaluation's: it does not shrink below the lesson's
         tau2 = max(0.0, d.se ** 2 - d.se_seeds ** 2)
         se = np.sqrt(d.sd ** 2 * (1 + 1 / n) + tau2)
-        needs = (decision.t_quantile(1 - level / 2, n - 1) + decision.t_quantile(power, n - 1)) * se
+        df = n - 1 + d.prior.df
+        needs = (decision.t_quantile(1 - level / 2, df) + decision.t_quantile(power, df)) * se
         hit = n[abs(d.diff) >= needs] if d.sd > 0 else n[:0]
     elif d.method == SIGN:
         if d.held not in (0, d.n_a):  # seeds that disagree: no spread to plan with, and not all one way
@@ -223,17 +224,20 @@ def seeds_needed(d: Difference, level: float, power: float = decision.POWER, mos
             shown -= (special.ndtri(1 - level / 2) + special.ndtri(power)) * d.se_windows
         if d.sd <= 0 or shown <= 0:
             return None
-        hit = n[np.nan_to_num(t_power(shown / d.sd, n, level, d.method == WELCH)) >= power]
+        hit = n[np.nan_to_num(t_power(shown / d.sd, n, level, d.method == WELCH, d.prior.df)) >= power]
     return max(decision.MIN_SEEDS, int(hit[0])) if len(hit) else None
 
 
-def t_power(effect: float, n: np.ndarray, level: float, two_samples: bool = False) -> np.ndarray:
+def t_power(effect: float, n: np.ndarray, level: float, two_samples: bool = False, prior_df: float = 0.0) \
+        -> np.ndarray:
     """The two-sided t-test's power at each seed count n against a true difference of `effect` (>= 0) standard
-    deviations: one sample (paired: over the per-seed margins), or two samples of n each. The noncentral t's
+    deviations: one sample (paired: over the per-seed margins), or two samples of n each, on the seeds' degrees of
+    freedom plus a moderated variance's prior's. The noncentral t's
     distribution function, scipy's special function that scipy.stats' nct and statsmodels' TTestPower and
     TTestIndPower rest on (the same numbers: tests/analysis/test_claims.py), called directly: 20 microseconds
     rather than 0.5 ms through their wrappers, for every open comparison of every simulated table."""
-    df = 2 * n - 2 if two_samples else n - 1
+    df = (2 * n - 2 if two_samples else n - 1) + prior_df   # a moderated variance adds its prior's
+    df = np.minimum(df, 1e6)   # scipy's noncentral t at an infinite df: the normal's, to six digits
     nc = effect * np.sqrt(n / 2 if two_samples else n)
     crit = decision.t_quantile(1 - level / 2, df)
     with np.errstate(all="ignore"):

@@ -34,7 +34,7 @@ unexport $(USER_TEXT)
 $(foreach v,$(USER_TEXT),$(if $(or $(value $(v)),$(filter command environment,$(origin $(v)))),\
   $(eval export TINYGPT_MAKE_$(v) := $$(value $(v))),$(eval unexport TINYGPT_MAKE_$(v))))
 
-.PHONY: train sweep ablations ablations-quick sample heads report decide calibrate export ui test reliability bench gpu-check clean
+.PHONY: train sweep ablations ablations-quick sample heads report decide calibrate export ui test reliability bench gpu-check schema help clean
 
 $(VENV)/.installed: pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -86,6 +86,9 @@ reliability: $(VENV)/.installed  ## kills, Ctrl-C, two suites at once, determini
 
 bench: $(VENV)/.installed  ## the speed table, side by side (ARGS="quick=true only=startup threads=2"; 4-5 min, quick 1-2)
 	$(PY) -m lm.commands.makeargs lm.tools.bench ARGS
+
+schema: $(VENV)/.installed  ## experiments/exercise.schema.json, the exercise files' JSON Schema for editors, from the model the suite checks them with
+	$(PY) -m lm.tools.schema
 
 clean:
 	rm -rf reports .pytest_cache

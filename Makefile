@@ -78,7 +78,7 @@ export: $(VENV)/.installed  ## the runs, their histories and per-variant aggrega
 ui: $(VENV)/.installed  ## MLflow's UI over the store, on this machine only (PORT=5001; HOST=0.0.0.0 exposes it: see README; ARGS="server=[--workers,4]" passes options on to mlflow server)
 	$(PY) -m lm.commands.makeargs lm.commands.ui host=HOST port=PORT ARGS
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed  ## the tests, on every core (ARGS="tests/config -k help"); CI's SLURM, PostgreSQL and Chromium parts skip without them
 	$(PY) -m lm.commands.makeargs pytest -q -n auto --dist loadscope --no-loadscope-reorder ARGS
 
 reliability: $(VENV)/.installed  ## kills, Ctrl-C, two suites at once, determinism, divergence, bad input, safety, SLURM's faults, the team server's restart, login and secrets; prints the figures
@@ -90,7 +90,10 @@ bench: $(VENV)/.installed  ## the speed table, side by side (ARGS="quick=true on
 schema: $(VENV)/.installed  ## experiments/exercise.schema.json, the exercise files' JSON Schema for editors, from the model the suite checks them with
 	$(PY) -m lm.tools.schema
 
-clean:
+help:  ## this list: every target and what it does (each command's own options: ARGS=--help)
+	@awk -F ':.*## ' '/^[a-z][a-z-]*:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(firstword $(MAKEFILE_LIST))
+
+clean:  ## the reports and pytest's cache
 	rm -rf reports .pytest_cache
 
 gpu-check: $(VENV)/.installed  ## on a lent GPU, over 10 minutes: fp32 CUDA against CPU, the quick suite on CUDA, the gpu and large profiles timed (ARGS="quick=true runtime.accelerator=cpu" on a CPU)

@@ -10,15 +10,31 @@ import sys
 from omegaconf import OmegaConf
 
 from lm import process
+from lm.spec import options
 from lm.spec.errors import USER_ERRORS
 from lm.suite import ExitStatus, load_suite_config, plan, run
 from lm.suite.runner import NOT_STARTED
+from lm.suite.suite import SuiteConfig
 from lm.tracking import store_check
+
+
+HELP = """`make ablations`: every exercise's runs, several seeds each, tracked in MLflow, resumable and parallel.
+
+usage: python -m lm.commands.suite [key=value ...] [--cfg]
+
+The suite's options, each with its default, then any run's config key (train.lr=0.01), given to every run
+(python -m lm.commands.train --help lists them). --cfg prints the suite's settings and its runs and trains nothing.
+
+the suite's options:
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
     """The exit status of the suite the words ask for, run (or, with --cfg, planned and printed)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if options.asks_help(argv):
+        print(HELP + options.table(options.option_rows(SuiteConfig)))
+        return ExitStatus.OK
     show = any(a in ("--cfg", "-c") for a in argv)  # print the suite's config and its runs; train nothing
     argv = [a for a in argv if a not in ("--cfg", "-c", "job", "all")] if show else argv
     try:

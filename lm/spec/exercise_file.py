@@ -172,6 +172,8 @@ def _message(error: dict, raw) -> str:
     if kind == "enum" and field == "source":
         return f"{inside}has source {error['input']!r}: it is {' or '.join(s.value for s in Source)}"
     path = ".".join(str(p) for p in loc[2:] if not isinstance(p, int)) if what else ".".join(map(str, loc))
+    if not path:   # the entry itself: a text where a mapping of fields belongs
+        return f"{inside}is {error['input']!r}: {error['msg'].lower()}"
     return f"{inside}has {path}: {error['input']!r}: {error['msg'].lower()}"
 
 

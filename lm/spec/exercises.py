@@ -20,6 +20,7 @@ import yaml
 from lm.spec import metrics, ui
 from lm.spec.errors import ConfigError
 from lm.spec.exercise_file import Source, suggest, validate
+from lm.spec.report_kinds import METRIC_OPTIONS, VARIANT_OPTIONS
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 FOLDER_VARIABLE = "TINYGPT_EXPERIMENTS"  # another folder of exercise files, for the suite and the report alike
@@ -223,7 +224,6 @@ def _metric_hint(key: str) -> str:
 
 def _check_entry(entry: dict, ex: "Exercise", lines, where) -> None:
     """A report entry's metrics logged by some run and its variants the file's."""
-    from lm.spec.report_kinds import METRIC_OPTIONS, VARIANT_OPTIONS
     for option in METRIC_OPTIONS:
         value = entry.get(option)
         for key in [value] if isinstance(value, str) else value or []:

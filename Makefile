@@ -34,7 +34,7 @@ unexport $(USER_TEXT)
 $(foreach v,$(USER_TEXT),$(if $(or $(value $(v)),$(filter command environment,$(origin $(v)))),\
   $(eval export TINYGPT_MAKE_$(v) := $$(value $(v))),$(eval unexport TINYGPT_MAKE_$(v))))
 
-.PHONY: train sweep ablations ablations-quick sample heads report decide calibrate export ui test reliability bench gpu-check clean
+.PHONY: train sweep ablations ablations-quick sample heads report decide calibrate export ui test reliability bench gpu-check schema help clean
 
 $(VENV)/.installed: pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -78,7 +78,7 @@ export: $(VENV)/.installed  ## the runs, their histories and per-variant aggrega
 ui: $(VENV)/.installed  ## MLflow's UI over the store, on this machine only (PORT=5001; HOST=0.0.0.0 exposes it: see README; ARGS="server=[--workers,4]" passes options on to mlflow server)
 	$(PY) -m lm.commands.makeargs lm.commands.ui host=HOST port=PORT ARGS
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed  ## the tests, on every core (ARGS="tests/config -k help"); CI's SLURM, PostgreSQL and Chromium parts skip without them
 	$(PY) -m lm.commands.makeargs pytest -q -n auto --dist loadscope --no-loadscope-reorder ARGS
 
 reliability: $(VENV)/.installed  ## kills, Ctrl-C, two suites at once, determinism, divergence, bad input, safety, SLURM's faults, the team server's restart, login and secrets; prints the figures
@@ -87,7 +87,13 @@ reliability: $(VENV)/.installed  ## kills, Ctrl-C, two suites at once, determini
 bench: $(VENV)/.installed  ## the speed table, side by side (ARGS="quick=true only=startup threads=2"; 4-5 min, quick 1-2)
 	$(PY) -m lm.commands.makeargs lm.tools.bench ARGS
 
-clean:
+schema: $(VENV)/.installed  ## experiments/exercise.schema.json, the exercise files' JSON Schema for editors, from the model the suite checks them with
+	$(PY) -m lm.tools.schema
+
+help:  ## this list: every target and what it does (each command's own options: ARGS=--help)
+	@awk -F ':.*## ' '/^[a-z][a-z-]*:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(firstword $(MAKEFILE_LIST))
+
+clean:  ## the reports and pytest's cache
 	rm -rf reports .pytest_cache
 
 gpu-check: $(VENV)/.installed  ## on a lent GPU, over 10 minutes: fp32 CUDA against CPU, the quick suite on CUDA, the gpu and large profiles timed (ARGS="quick=true runtime.accelerator=cpu" on a CPU)

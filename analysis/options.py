@@ -23,8 +23,6 @@ def no_store(uri: str) -> str | None:
 def front(argv: list[str]) -> int | None:
     """`python -m analysis.report`: the options, the exercises and the store's file checked; None when the report
     can be built."""
-    if argv and argv[0] in ("-h", "--help"):
-        return None
     try:
         opts = parse(argv)
         files = exercises.load_all()

@@ -13,7 +13,11 @@ finished run of each (variant, seed).
 import sys
 from pathlib import Path
 
-import pandas as pd
+if __name__ == "__main__":  # `make export`: --help and the options answered before pandas and MLflow (4 s) load
+    from lm.spec import options as _options
+    _options.exit_if_wrong(_options.ReportOptions, sys.argv[1:])
+
+import pandas as pd  # noqa: E402
 
 from analysis.verdicts import stats
 from lm.tracking.store_check import resolve_uri

@@ -6,6 +6,8 @@ check below takes a few tenths of a second. A command module calls `before_impor
 `if __name__ == "__main__"`, so a mistake is one line before anything heavy loads; its `main()` makes the same
 checks again through the same functions (the composed config is cached), so that main() works when imported.
 """
+import dataclasses
+import typing
 from dataclasses import dataclass, field
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -72,8 +74,39 @@ def check_resume(run: store_check.RunRecord | None, run_id: str, uri: str, cfg: 
         raise ConfigError(f"--resume {run_id}: that run already finished; there is nothing to resume")
 
 
+def run_keys_help() -> str:
+    """A run's config as --help lists it: each top-level key, and each section's keys (their values: --cfg)."""
+    rows = []
+    for f in dataclasses.fields(config.RunConfig):
+        kind = typing.get_type_hints(config.RunConfig)[f.name]
+        if dataclasses.is_dataclass(kind):
+            groups = sorted(p.stem for p in (config.CONF_DIR / f.name).glob("*.yaml"))
+            group = f"{f.name}={'|'.join(groups)} (a file of conf/{f.name}/), or " if groups else ""
+            if f.name == "measure":
+                group = "measure=all|none, or "
+            rows.append((f"{f.name}.*", group + " ".join(g.name for g in dataclasses.fields(kind))))
+        else:
+            rows.append((f"{f.name}={options._shown(f.default)}", options.comments(config.RunConfig).get(f.name, "")))
+    return options.table(rows)
+
+
+TRAIN_HELP = """`make train`: one run of the lessons' base model, tracked in MLflow.
+
+usage: python -m lm.commands.train [key=value ...] [--resume RUN_ID] [--cfg [job|all]]
+       python -m lm.commands.train -m model.n_head=1,2,4 model.n_layer=2,4 [seeds=3]   (a sweep: make sweep)
+
+Hydra's overrides against conf/train.yaml: key=value, +key=value to add, ~key to remove. --cfg prints the
+composed config (every key and its value) and trains nothing; --resume RUN_ID trains a killed run on.
+
+the config's keys (--cfg shows their values):
+"""
+
+
 def train_front(argv: list[str]) -> int | None:
     """`python -m lm.commands.train`: --cfg printed, a sweep run, or the input checked; None when one run can start."""
+    if options.asks_help(argv):
+        print(TRAIN_HELP + run_keys_help())
+        return 0
     try:
         flags = parse_flags(argv)
         if flags.multirun or is_sweep(flags.overrides):
@@ -120,7 +153,13 @@ def sample_front(argv: list[str]) -> int | None:
                 run = store_check.run_record(uri, opts.run)
             except store_check.CannotTell:
                 return None
-            if run is None or (run.artifacts is not None and not (run.artifacts / "model.pt").is_file()):
+            db = store_check.sqlite_file(uri)
+            if db is not None and not db.is_file():
+                raise ValueError(f"no store at {store_check.redact(uri)}, so no run {opts.run!r}: train one first "
+                                 f"(make train), or set MLFLOW_TRACKING_URI to the store that has it")
+            if run is None:
+                raise ValueError(f"no run {opts.run!r} in {store_check.redact(uri)}")
+            if run.artifacts is not None and not (run.artifacts / "model.pt").is_file():
                 raise ValueError(f"run {opts.run!r} has no model.pt in {store_check.redact(uri)}")
     except (ValueError, TrackingError) as e:
         return process.fail(str(e))

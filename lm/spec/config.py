@@ -1,9 +1,12 @@
 """One run's configuration: composed by Hydra from conf/, checked against typed schemas, hashed."""
 import copy
+import dataclasses
+import difflib
 import functools
 import hashlib
 import json
 import re
+import typing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -12,9 +15,11 @@ from hydra.core.config_store import ConfigStore
 from hydra.core.object_type import ObjectType
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override, OverrideType
-from hydra.errors import HydraException
+from antlr4.error.Errors import LexerNoViableAltException
+from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
+from omegaconf.errors import ValidationError as OmegaValidationError
 
 from lm.spec.corpus_file import own_text
 from lm.spec.errors import ConfigError  # noqa: F401  (raised here, imported from here by callers)
@@ -79,7 +84,7 @@ class TrackingConfig:
 
 @dataclass
 class RunConfig:
-    seed: int = 0
+    seed: int = 0                 # the run's seed: its weights, its batches and its samples
     init_from: str | None = None  # take the weights of this ablation's finished run of the same seed; no training
     data: DataConfig = field(default_factory=DataConfig)
     model: GPTConfig = field(default_factory=GPTConfig)
@@ -111,43 +116,74 @@ class RunConfig:
         return hashlib.sha256(json.dumps(self.semantic(), sort_keys=True).encode()).hexdigest()[:12]
 
 
-def one_line(e: Exception) -> str:
-    """Hydra and OmegaConf explain over several lines; keep the line that says what is wrong."""
+def _chain(e: BaseException) -> list[BaseException]:
+    """The exception and those it was raised from: Hydra wraps OmegaConf's, which say which key."""
     chain = []
     while e is not None and len(chain) < 8:
-        chain.append(str(e))
+        chain.append(e)
         e = e.__cause__ or e.__context__
-    text = "\n".join(chain)
-    m = re.search(r"Could not override '([^']+)'", text) or re.search(r"Key '([^']+)' (?:is )?not in", text)
-    if m and ("not in struct" in text or "not in" in text):
-        key = m.group(1)
-        return f"unknown config key '{key}' (see conf/ for the keys there are)"
-    m = re.search(r"Value '([^']*)' (?:of type '\w+' )?could not be converted to (\w+)\s+full_key: (\S+)", text)
-    if m:
-        return f"{m.group(3)}={m.group(1)!r} is not {'an' if m.group(2)[0] in 'AEIOU' else 'a'} {m.group(2).lower()}"
-    m = re.search(r"Value '([^']*)' is not a valid bool.*?full_key: (\S+)", text, re.S)
-    if m:
-        return f"{m.group(2)}={m.group(1)!r} is not a bool: true or false"
-    m = re.search(r"Could not load '([^']+)'", text) or re.search(r"In '[^']+': Could not find '([^']+)'", text)
-    if m:
-        group, _, name = m.group(1).rpartition("/")
-        listed = text.partition(f"Available options in '{group}':")[2].partition("Config search path")[0]
-        # Hydra lists conf/'s files and the presets registered below; conf/'s files where it lists none
-        options = ", ".join(sorted(listed.split() or (p.stem for p in (CONF_DIR / group).glob("*.yaml"))))
-        where = f"conf/{group}/ has" if (CONF_DIR / group).is_dir() else f"{group} takes"
-        return f"{group}={name}: no such option ({where} {options})"
-    m = re.search(r"Error parsing override '([\w.]+)'", text)
-    if m:  # a bare word: Hydra takes key=value only
-        return f"{m.group(1)!r} is not key=value: write {m.group(1)}=true for a switch, or {m.group(1)}=VALUE"
-    m = re.search(r"(?:LexerNoViableAltException|mismatched input|no viable alternative).*?: (\S+=.*)", text)
-    if m:
-        return f"cannot parse the override {m.group(1)!r}; quote a value with spaces or symbols: key='value'"
-    m = re.search(r"(?:mismatched input|no viable alternative at input) '([^']*)'", text)
-    if m:
-        return (f"cannot parse {m.group(1)!r}: quote list items that hold '=' or symbols, "
-                f"as in overrides='[\"train.lr=10\"]'")
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return chain
+
+
+def closest_key(key: str, schema: type = None) -> str:
+    """` (did you mean model.n_embd?)`: difflib's nearest of the schema's dotted keys, or nothing."""
+    from lm.spec.options import fields   # the dotted keys of a dataclass, nested ones included
+    found = difflib.get_close_matches(key, list(fields(schema or RunConfig)), n=1, cutoff=0.6)
+    return f" (did you mean {found[0]}?)" if found else ""
+
+
+def _type_name(e: OmegaConfBaseException) -> str:
+    """What the key's field holds, from its dataclass: `an integer`, `a float`, `a bool`."""
+    try:
+        kind = typing.get_type_hints(e.ref_type)[e.key] if dataclasses.is_dataclass(e.ref_type) else None
+    except (KeyError, TypeError, NameError):
+        kind = None
+    kind = next((a for a in typing.get_args(kind) if a is not type(None)), kind)
+    return {int: "an integer", float: "a float", bool: "a bool: true or false", str: "a text"}.get(
+        kind, f"a {getattr(kind, '__name__', 'value of its type')}")
+
+
+def one_line(e: Exception, schema: type | None = None) -> str:
+    """Hydra's and OmegaConf's errors in one line, told apart by their types (the keys and values they carry), with
+    difflib's nearest key for one that does not exist. `schema`: the dataclass whose keys a misspelt one is
+    matched against (RunConfig's when None)."""
+    chain = _chain(e)
+    for x in chain:
+        if isinstance(x, MissingConfigException) and x.missing_cfg_file:
+            group, _, name = x.missing_cfg_file.rpartition("/")
+            options = ", ".join(sorted(x.options or (p.stem for p in (CONF_DIR / group).glob("*.yaml"))))
+            where = f"conf/{group}/ has" if (CONF_DIR / group).is_dir() else f"{group} takes"
+            return f"{group}={name}: no such option ({where} {options})"
+        if isinstance(x, OverrideParseException):
+            override = x.override
+            if "=" not in override:   # a bare word: Hydra takes key=value only
+                return f"{override!r} is not key=value: write {override}=true for a switch, or {override}=VALUE"
+            if any(isinstance(c, LexerNoViableAltException) for c in chain):
+                return f"cannot parse the override {override!r}; quote a value with spaces or symbols: key='value'"
+            return (f"cannot parse {override!r}: quote list items that hold '=' or symbols, "
+                    f"as in overrides='[\"train.lr=10\"]'")
+        if isinstance(x, (ConfigAttributeError, ConfigKeyError)) and x.full_key:
+            return f"unknown config key '{x.full_key}'{closest_key(str(x.full_key), schema)} (see conf/ for the " \
+                   f"keys there are)"
+        if isinstance(x, OmegaValidationError) and x.full_key:
+            return f"{x.full_key}={x.value!r} is not {_type_name(x)}"
+    lines = [ln.strip() for x in chain for ln in str(x).splitlines() if ln.strip()]
     return lines[0] if lines else type(e).__name__
+
+
+def unknown_suite_word(word: str, suite_keys: list[str]) -> str | None:
+    """A suite's word whose key is neither the suite's nor a run's (`worker=2`), in one line with the nearest of
+    both; None for a word that is one of them, left to Hydra."""
+    key = word.lstrip("+~").split("=")[0]
+    top = key.split(".")[0]
+    if not key or "=" not in word or top in suite_keys or top in {f.name for f in dataclasses.fields(RunConfig)} \
+            or (CONF_DIR / top).is_dir() or word.startswith("+"):
+        return None
+    from lm.spec.options import fields
+    found = difflib.get_close_matches(key, [*suite_keys, *fields(RunConfig)], n=1, cutoff=0.6)
+    hint = f": did you mean {found[0]}=...?" if found else ""
+    return (f"unknown option {key!r}{hint} (the suite's options are {', '.join(suite_keys)}; any other key=value "
+            f"is a run's config key, as in conf/)")
 
 
 def compose_dict(overrides: list[str], config_name: str = "train") -> DictConfig:

@@ -12,13 +12,15 @@ import operator
 import os
 import re
 from dataclasses import dataclass, field
-from enum import Enum, StrEnum
+from enum import StrEnum
 from pathlib import Path
 
 import yaml
 
-from lm.spec import ui
+from lm.spec import metrics, ui
 from lm.spec.errors import ConfigError
+from lm.spec.exercise_file import Source, suggest, validate
+from lm.spec.report_kinds import METRIC_OPTIONS, VARIANT_OPTIONS
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 FOLDER_VARIABLE = "TINYGPT_EXPERIMENTS"  # another folder of exercise files, for the suite and the report alike
@@ -75,14 +77,6 @@ CLAIM_FIELDS = {
 }
 
 
-class Source(str, Enum):
-    """Whose claim it is: a lesson's (its `lesson:` quotes the lesson word for word), or our own inference from
-    the lessons (a knock-out ordering, a comparison across exercises, an answer to a question the lesson only asks),
-    which says why in `why:` and is not counted as a lesson's claim."""
-    LESSON = "lesson"
-    OURS = "ours"
-
-
 @dataclass
 class Claim:
     """One claim of an exercise, its fields as the YAML gives them; what it is follows from which it sets (kind)."""
@@ -96,6 +90,7 @@ class Claim:
     best: str = "min"
     prediction: bool = False    # worked out before running, shown beside the lesson's figure without a verdict
     value: float | None = None  # a lesson's single number, judged as one draw: `ours` names our per-seed metric
+    delta: float | None = None  # for a value: the difference from the lesson's number that would matter
     windows: int | None = None  # for a value: how many windows the lesson's number averages (its own evaluation,
     #                             whose noise is part of the prediction); unset: the lesson's number is not an average
     #                             over windows (a probe, a count) or its evaluation is not known
@@ -190,40 +185,83 @@ class Exercise:
             runs += [RunSpec(self.name, variant, first + k, shared, self.init_from) for k in range(1, n + 1)]
         return runs
 
-def parse(name: str, text: str, source: str) -> Exercise:
-    """An exercise from the text of its YAML; `source` names it in errors (a file, or a run's exercise.yaml)."""
-    try:
-        raw = yaml.safe_load(text)
-        claims = [Claim(**c) for c in raw.pop("claims", None) or []]
-        ex = Exercise(name=name, claims=claims, **raw)
-    except (yaml.YAMLError, TypeError, AttributeError) as e:
-        raise ConfigError(f"{source}: {str(e).splitlines()[0]}") from None
-    if ex.report is not None and not (isinstance(ex.report, list) and all(
-            isinstance(e, dict) and isinstance(e.get("kind"), str) for e in ex.report)):
-        raise ConfigError(f"{source}: report must be a list of entries, each with a kind: "
-                          f"report: [{{kind: curves, metrics: [val_loss]}}]")
+def parse(name: str, text: str, source: str, others: dict[str, list[str]] | None = None) -> Exercise:
+    """An exercise from the text of its YAML; `source` names it in errors (a file, or a run's exercise.yaml), each
+    `source:line: ...` with the closest known name. `others`: every exercise's variants, to check the names of
+    another exercise's variants (`baseline:base.val_loss`) against; None leaves them to the store."""
+    raw, lines = validate(text, source)
+    claims = [Claim(**c) for c in raw.pop("claims", None) or []]
+    ex = Exercise(name=name, claims=claims, **raw)
     if problem := ui.problem(ex.ui, ex.variants):
-        raise ConfigError(f"{source}: {problem}")
+        raise lines.error(("ui",), problem)
     ex.variants = {k: list(v or []) for k, v in ex.variants.items()}
     for v in ex.variants:
         if not v.isidentifier():
-            raise ConfigError(f"{source}: variant {v!r} must be a name usable in a check (letters, digits, _)")
-    for c in ex.claims:
+            raise lines.error(("variants", v), f"variant {v!r} must be a name usable in a check (letters, digits, _)")
+    if ex.budget is not None and ex.budget not in ex.variants:
+        raise lines.error(("budget",), f"budget names no variant: {ex.budget!r}{suggest(ex.budget, ex.variants)}; "
+                                       f"the variants are {', '.join(ex.variants)}")
+    if others is not None and ex.init_from is not None and ex.init_from not in others:
+        raise lines.error(("init_from",), f"init_from names no exercise: {ex.init_from!r}"
+                                          f"{suggest(ex.init_from, others)}")
+    for k, entry in enumerate(ex.report or []):
+        _check_entry(entry, ex, lines, ("report", k))
+    for i, c in enumerate(ex.claims):
+        where, what = ("claims", i), f"claim {c.text[:40]!r}…"
         if problem := c.problem():
-            raise ConfigError(f"{source}: claim {c.text[:40]!r}… {problem}")
-        try:
-            c.source = Source(c.source)
-        except ValueError:
-            raise ConfigError(f"{source}: claim {c.text[:40]!r}… has source {c.source!r}: it is "
-                              f"{' or '.join(s.value for s in Source)}") from None
+            raise lines.error(where, f"{what} {problem}")
+        c.source = Source(c.source)
         if (c.source == Source.OURS) != bool(c.why):
-            raise ConfigError(f"{source}: claim {c.text[:40]!r}… " + ("is ours: say why in `why:`" if not c.why
+            raise lines.error(where, f"{what} " + ("is ours: say why in `why:`" if not c.why
                               else "has a `why:`, which only a claim of ours (source: ours) gives"))
-        for expr in filter(None, (c.check, c.ours)):
-            unknown = {v for v in referenced(expr) if v not in ex.variants}
-            if unknown:
-                raise ConfigError(f"{source}: claim {c.text[:40]!r}… names unknown variants {sorted(unknown)}")
+        if c.answer and not metrics.known(c.answer):
+            raise lines.error((*where, "answer"), f"{what} answers with an unknown metric {c.answer!r}"
+                                                  f"{_metric_hint(c.answer)}")
+        for field_ in ("check", "ours"):
+            if expr := getattr(c, field_):
+                _check_expression(expr, ex, lines, (*where, field_), what, others)
     return ex
+
+
+def _metric_hint(key: str) -> str:
+    found = metrics.closest(key)
+    return f" (did you mean {found!r}?)" if found else ""
+
+
+def _check_entry(entry: dict, ex: "Exercise", lines, where) -> None:
+    """A report entry's metrics logged by some run and its variants the file's."""
+    for option in METRIC_OPTIONS:
+        value = entry.get(option)
+        for key in [value] if isinstance(value, str) else value or []:
+            if not metrics.known(key):
+                raise lines.error((*where, option), f"report entry {where[1] + 1} (kind: {entry['kind']}) names an "
+                                                    f"unknown metric {key!r}{_metric_hint(key)}")
+    for option in VARIANT_OPTIONS:
+        for v in entry.get(option) or []:
+            if v not in ex.variants:
+                raise lines.error((*where, option), f"report entry {where[1] + 1} (kind: {entry['kind']}) names an "
+                                                    f"unknown variant {v!r}{suggest(v, ex.variants)}; the variants "
+                                                    f"are {', '.join(ex.variants)}")
+
+
+def _check_expression(expr: str, ex: "Exercise", lines, where, what: str, others) -> None:
+    """A check's syntax, each variant it names (its own exercise's, or another's) and each metric."""
+    try:
+        named = terms(tree(expr))
+    except SyntaxError as e:
+        raise lines.error(where, f"{what} {where[-1]}: {expr!r} is not an expression: {e.msg}") from None
+    for variant, key, _ in named:
+        owner, _, v = variant.rpartition(":")
+        if not owner and v not in ex.variants:
+            raise lines.error(where, f"{what} names unknown variants [{v!r}]{suggest(v, ex.variants)}; the variants "
+                                     f"are {', '.join(ex.variants)}")
+        if owner and others is not None and v not in others.get(owner, ex.variants if owner == ex.name else ()):
+            if owner not in others and owner != ex.name:
+                raise lines.error(where, f"{what} names an unknown exercise {owner!r}{suggest(owner, others)}")
+            raise lines.error(where, f"{what} names unknown variants [{variant!r}]"
+                                     f"{suggest(v, others.get(owner, ex.variants))}")
+        if not metrics.known(key):
+            raise lines.error(where, f"{what} reads an unknown metric {v}.{key}{_metric_hint(key)}")
 
 
 def folder() -> Path:
@@ -237,7 +275,15 @@ def folder() -> Path:
 
 
 def load_all() -> dict[str, Exercise]:
-    return {p.stem: parse(p.stem, p.read_text(encoding="utf-8"), p.name) for p in sorted(folder().glob("*.yaml"))}
+    """Every exercise file, each checked against the others' variants for the checks that name them."""
+    texts = {p.stem: (p.read_text(encoding="utf-8"), p.name) for p in sorted(folder().glob("*.yaml"))}
+    others = {}
+    for name, (text, _) in texts.items():
+        try:
+            others[name] = list((yaml.safe_load(text) or {}).get("variants") or {})
+        except (yaml.YAMLError, AttributeError, TypeError):
+            others[name] = []   # its own parse says what is wrong
+    return {name: parse(name, text, source, others) for name, (text, source) in texts.items()}
 
 
 def select(names, known: dict[str, Exercise] | None = None) -> list[Exercise]:

@@ -132,13 +132,87 @@ def _items(value: str) -> list[str]:
     return [str(v) for v in items]
 
 
+# --- --help ---------------------------------------------------------------------------------------------------
+HELP = ("-h", "--help")
+
+
+def comments(schema: type, prefix: str = "") -> dict[str, str]:
+    """Each option's comment in its dataclass's source (`port: int = 5000  # the port`), by its dotted key: the
+    one line --help shows beside it."""
+    import inspect
+    import re
+
+    out = {}
+    try:
+        source = inspect.getsource(schema)
+    except (OSError, TypeError):
+        source = ""
+    for m in re.finditer(r"^ {4}(\w+): [^\n]*?\s# ([^\n]*)$", source, re.M):
+        out[prefix + m[1]] = m[2].strip()
+    for f in dataclasses.fields(schema):
+        kind = typing.get_type_hints(schema)[f.name]
+        if dataclasses.is_dataclass(kind):
+            out.update(comments(kind, f"{prefix}{f.name}."))
+    return out
+
+
+def _shown(value) -> str:
+    """A default as it is written on the command line."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, list):
+        return "[" + ",".join(_shown(v) for v in value) + "]"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str) and (not value or any(c.isspace() for c in value)):
+        return repr(value)
+    return str(value)
+
+
+def option_rows(schema: type) -> list[tuple[str, str]]:
+    """(key=default, its line) for each option of the schema."""
+    default, notes = schema(), comments(schema)
+    rows = []
+    for key, kind in fields(schema).items():
+        value = default
+        for part in key.split("."):
+            value = getattr(value, part)
+        rows.append((f"{key}={_shown(value)}", notes.get(key) or f"{_listed(kind)}"))
+    return rows
+
+
+def table(rows: list[tuple[str, str]]) -> str:
+    width = max((len(a) for a, _ in rows), default=0)
+    return "\n".join(f"  {a:<{width}}  {b}" for a, b in rows)
+
+
+def help_text(schema: type, command: str | None = None) -> str:
+    """A command's --help: what it is, its usage, and each option with its default and one line."""
+    main = sys.modules.get("__main__")
+    module = getattr(getattr(main, "__spec__", None), "name", None) or "the command"
+    command = command or module.removesuffix(".__main__")
+    about = (schema.__doc__ or "").strip()
+    return (f"{about}\n\nusage: python -m {command} [key=value ...]   (make: ARGS=\"key=value ...\"; a bare "
+            f"switch is switch=true)\n\noptions, each with its default:\n{table(option_rows(schema))}")
+
+
+def asks_help(argv) -> bool:
+    return any(a in HELP for a in argv)
+
+
 def parse(schema: type[T], argv: typing.Iterable[str]) -> T:
     """argv's key=value words as the schema's dataclass; a word that names no option, or a value its field's type
-    cannot take, is a one-line ConfigError naming the fix."""
+    cannot take, is a one-line ConfigError naming the fix. -h or --help prints the options and exits 0, as
+    argparse does."""
+    words = list(argv)
+    if asks_help(words):
+        print(help_text(schema))
+        sys.exit(0)
     known = fields(schema)
     cfg = OmegaConf.structured(schema)
     texts = {}
-    words = list(argv)
     for i, word in enumerate(words):
         key, eq, value = word.partition("=")
         key = key.lstrip("-") if word.startswith("-") else key
@@ -181,32 +255,32 @@ def exit_if_wrong(schema: type, argv: list[str]) -> None:
 @dataclasses.dataclass
 class SampleOptions:
     """`make sample`: a trained run's (or a checkpoint file's) text."""
-    run: str = ""
-    checkpoint: str = ""
-    prompt: str = "\n"          # \n, \t and \\ are unescaped
-    temperature: float = 0.8
-    length: int = 400
-    seed: int = 1
+    run: str = ""               # the run whose model.pt samples; none: the newest `make train` run
+    checkpoint: str = ""        # a model.pt file instead of a run
+    prompt: str = "\n"          # the text it continues; \n, \t and \\ are unescaped
+    temperature: float = 0.8    # above 0: lower is surer, higher more varied
+    length: int = 400           # characters to write
+    seed: int = 1               # the sampler's seed: the same seed, the same text
 
 
 @dataclasses.dataclass
 class HeadsOptions:
     """`make heads`: knock-out of every head of one run, or of an exercise's finished runs."""
-    run: str = ""
-    exercise: str = ""
-    quick: bool = False
+    run: str = ""               # one run: its knock-out logged and its head table printed
+    exercise: str = ""          # or every finished run of an exercise
+    quick: bool = False         # the quick suite's runs (quick/<exercise>)
     force: bool = False         # compute the knock-out again, though the run has one
-    tracking_uri: str = ""
+    tracking_uri: str = ""      # the store; none: MLFLOW_TRACKING_URI, else ./mlruns
 
 
 @dataclasses.dataclass
 class ReportOptions:
     """`make report` and `make export` (analysis/options.py checks them)."""
-    quick: bool = False
+    quick: bool = False         # the quick suite's runs (quick/<exercise>)
     ablations: str = "all"      # all, or names separated by commas: heads,nomask or [heads,nomask]
-    out: str = "reports"
-    log: bool = True
-    tracking_uri: str | None = None
+    out: str = "reports"        # the folder written (make export: reports/export)
+    log: bool = True            # the report also logged to the store as an MLflow run
+    tracking_uri: str | None = None  # the store; none: MLFLOW_TRACKING_URI, else ./mlruns
     docs: str = ""              # a folder: `make report` writes lesson-claims.md and results.md into it (docs=docs)
 
 
@@ -214,11 +288,11 @@ class ReportOptions:
 class DecideOptions:
     """`make decide`: seeds added in rounds to the variants that undecided claims read, within a budget."""
     budget: str = ""            # runs (30) or CPU-minutes (60min): a run's minutes on its one thread
-    quick: bool = False
+    quick: bool = False         # the quick suite's runs
     ablations: str = "all"      # the table it reads, as `make report`'s
     workers: int = 0            # the suite's; 0: chosen for the machine
     plan: bool = False          # print the next round's plan; train nothing
-    tracking_uri: str | None = None
+    tracking_uri: str | None = None  # the store; none: MLFLOW_TRACKING_URI, else ./mlruns
 
 
 @dataclasses.dataclass
@@ -226,7 +300,7 @@ class CalibrateOptions:
     """`make calibrate`: the claims table's error rate, simulated through the table (analysis/calibration)."""
     tables: int = 10_000        # simulated stores, each through the table at its first look and at the looks
     power: int = 2_000          # tables for each true effect of the power
-    seed: int = 0
+    seed: int = 0               # the simulation's seed
     workers: int = 1            # processes: each simulates its share of the tables
     record: bool = False        # keep the figures in analysis/calibration/measured.json (the report quotes them)
 
@@ -235,8 +309,8 @@ class CalibrateOptions:
 class SpreadsOptions:
     """`python -m analysis.calibration.spreads`: the seeds' spread of every metric of a store's runs."""
     experiments: list[str] = dataclasses.field(default_factory=list)   # exercises or other experiments; none: all
-    quick: bool = False
-    tracking_uri: str | None = None
+    quick: bool = False         # the quick suite's runs
+    tracking_uri: str | None = None  # the store; none: MLFLOW_TRACKING_URI, else ./mlruns
 
 
 class Section(str, Enum):
@@ -256,8 +330,8 @@ class Section(str, Enum):
 
 @dataclasses.dataclass
 class BenchOptions:
-    """`make bench`."""
-    quick: bool = False
+    """`make bench`: the speed table, side by side."""
+    quick: bool = False         # fewer steps and chunks: 1-2 minutes
     threads: int = 0            # 0: every core
     chunks: int = 0             # timed chunks of 50 steps per harness run; 0: 3 with quick, else 8
     pairs: int = 0              # the process row's pairs of whole processes, harness and plain loop; 0: 5
@@ -294,22 +368,22 @@ class Accelerator(str, Enum):
 
 @dataclasses.dataclass
 class GpuCheckRuntime:
-    accelerator: Accelerator = Accelerator.CUDA
+    accelerator: Accelerator = Accelerator.CUDA  # cpu: the checks on a machine without a GPU
 
 
 @dataclasses.dataclass
 class GpuCheckOptions:
-    """`make gpu-check`."""
-    quick: bool = False
+    """`make gpu-check`: on a lent GPU, fp32 CUDA against CPU, the quick suite on CUDA, the profiles timed."""
+    quick: bool = False         # toy sizes
     runtime: GpuCheckRuntime = dataclasses.field(default_factory=GpuCheckRuntime)
-    only: list[Step] = dataclasses.field(default_factory=lambda: list(Step))
-    large_seconds: float = 180.0
+    only: list[Step] = dataclasses.field(default_factory=lambda: list(Step))  # the steps, in their order
+    large_seconds: float = 180.0  # how long the large profile trains
 
 
 @dataclasses.dataclass
 class UiOptions:
     """`make ui` (the Makefile's HOST and PORT are host= and port=)."""
-    host: str = "127.0.0.1"
-    port: int = 5000
+    host: str = "127.0.0.1"     # where it listens: this machine only; 0.0.0.0 exposes it (README)
+    port: int = 5000            # its port
     # more `mlflow server` options, passed on: server=[--workers,4]
     server: list[str] = dataclasses.field(default_factory=list, metadata={"passed_on": True})

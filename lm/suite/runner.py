@@ -96,6 +96,7 @@ def _held(p: Plan, store, say: Echo, started: float, imported: float) -> SuiteRe
     table = summarise(jobs, runs, means)
     say(table)
     wall = time.time() - started
+    record_overhead(store, todo, runs, wall)
     done = [j for j in todo if j.state == State.DONE]
     copied = sum(j.twin is not None for j in done)
     serial = sum(j.result.get("seconds", 0) for j in todo)
@@ -116,6 +117,23 @@ def _held(p: Plan, store, say: Echo, started: float, imported: float) -> SuiteRe
     else:  # a run stopped by a scheduler's signal (KILLED) failed too
         status = ExitStatus.FAILED if any(j.state.gave_up for j in jobs) else ExitStatus.OK
     return SuiteResult([outcome(j, r) for j, r in zip(jobs, runs)], means, table, wall, status)
+
+
+OVERHEAD_TAG = "suite.overhead_s"
+
+
+def record_overhead(store, todo: list[Job], runs: list, wall: float) -> None:
+    """The suite's own time beside the span of the runs it trained (its imports, its workers' start, its end in the
+    store), on the parent run of each exercise it trained: what `plan=true` estimates the next suite's with
+    (lm/suite/estimate.py)."""
+    ran = {j.run_id for j in todo if j.twin is None and j.state == State.DONE}
+    spans = [(r.info.start_time, r.info.end_time) for r in runs if r is not None and r.info.run_id in ran
+             and r.info.end_time]
+    if not spans:
+        return
+    overhead = max(0.0, wall - (max(e for _, e in spans) - min(s for s, _ in spans)) / 1000)
+    for parent in {j.parent.run_id for j in todo if j.parent is not None and j.parent.run_id}:
+        store.client.set_tag(parent, OVERHEAD_TAG, f"{overhead:.1f}")
 
 
 def _launch(spec: SuiteSpec, jobs: list[Job], todo: list[Job], store, ctrl_c: CtrlC, workers_lock: str,

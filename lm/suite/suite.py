@@ -127,13 +127,16 @@ class Job:
 def load_suite_config(argv: list[str]) -> SuiteSpec:
     """The spec of the suite a command line asks for: suite keys (seeds=1, launcher=slurm) configure the suite; any
     other override (train.lr=0.01) goes to every run, like the entries of overrides=[...]."""
-    suite_keys = {f.name for f in fields(SuiteConfig)}
+    suite_keys = [f.name for f in fields(SuiteConfig)]
     own = [a for a in argv if a.lstrip("+~").split("=")[0].split(".")[0] in suite_keys]
+    for word in argv:   # a key neither the suite's nor a run's: the suite's option misspelt, before any run is blamed
+        if problem := config.unknown_suite_word(word, suite_keys):
+            raise ConfigError(problem)
     raw = config.compose_dict(own, "suite")
     try:
         s = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(SuiteConfig), raw))
     except OmegaConfBaseException as e:
-        raise ConfigError(config.one_line(e)) from None
+        raise ConfigError(config.one_line(e, SuiteConfig)) from None
     except ValueError as e:
         raise ConfigError(str(e)) from None
     s.overrides = [*s.overrides, *(a for a in argv if a not in own)]

@@ -38,10 +38,11 @@ def test_every_claim_of_the_exercises_is_of_a_kind_and_whole():
                                         ClaimKind.PREDICTION}
 
 
-@pytest.mark.parametrize("fields,missing", [
-    ("value: 1.746", "it needs `ours`"),
-    ("value: many\n    ours: a.x", "a number in `value`"),
-    ("value: 1.746\n    ours: a.x\n    check: a.x > 1", "no `check`"),
+@pytest.mark.parametrize("fields,missing", [   # the claim's line (6), or its field's (7)
+    ("value: 1.746", "is a value claim (it sets value): it needs `ours`"),
+    ("value: many\n    ours: a.val_loss", "has value: 'many': input should be a valid number"),  # line 7
+    ("value: 1.746\n    ours: a.val_loss\n    check: a.val_loss > 1", "is a value claim (it sets value): it needs "
+                                                                      "`ours`, a number in `value` and no `check`"),
 ])
 def test_a_claim_without_what_its_kind_needs_is_one_line_when_its_exercise_loads(fields, missing):
     text = (f"title: t\nlesson: l\nmeasures: m\nvariants: {{a: []}}\n"
@@ -49,7 +50,8 @@ def test_a_claim_without_what_its_kind_needs_is_one_line_when_its_exercise_loads
     with pytest.raises(ConfigError) as e:
         parse("mine", text, "mine.yaml")
     message = str(e.value)
-    assert message.startswith("mine.yaml: claim \"Lesson 2's number\"… is a value claim (it sets value): it needs ")
+    line = 7 if missing.startswith("has value") else 6
+    assert message.startswith(f"mine.yaml:{line}: claim \"Lesson 2's number\"… {missing}")
     assert "\n" not in message
 
 

@@ -28,7 +28,7 @@ def test_an_exercise_without_a_report_block_gets_curves_and_final_values():
 
 
 def test_a_report_block_that_is_not_a_list_of_kinds_is_one_line():
-    with pytest.raises(ConfigError, match=r"^mine.yaml: report must be a list of entries, each with a kind"):
+    with pytest.raises(ConfigError, match=r"^mine.yaml:5: report must be a list of entries, each with a kind"):
         parse("mine", "title: t\nlesson: l\nmeasures: m\nvariants: {a: []}\nreport: curves\n", "mine.yaml")
 
 

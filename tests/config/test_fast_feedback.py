@@ -24,7 +24,7 @@ COMMANDS = {
     "suite, a bare switch (Hydra takes key=value)": (["lm.commands.suite", "quick"], 2,
                                                      "error: 'quick' is not key=value: write quick=true"),
     "suite --cfg": (["lm.commands.suite", "--cfg", "quick=true", "ablations=[heads]"], 0, "quick/heads/h8/seed1"),
-    "sample, a run that does not exist": (["lm.commands.sample", "run=deadbeef"], 2, "run 'deadbeef' has no model.pt"),
+    "sample, no store": (["lm.commands.sample", "run=deadbeef"], 2, "error: no store at "),
     "sample, temperature 0": (["lm.commands.sample", "temperature=0"], 2, "must be above 0"),
     "report, an unknown exercise": (["analysis.report", "ablations=[nosuch]"], 2, "unknown ablation 'nosuch'"),
     "report, no store": (["analysis.report"], 1, "no MLflow store at"),
@@ -44,6 +44,17 @@ COMMANDS = {
     "bench, a misspelt true": (["lm.tools.bench", "quick=ture"], 2, "did you mean quick=true?"),
     "bench, an unknown section": (["lm.tools.bench", "only=startup,nosuch"], 2, "'nosuch' is not one of train,"),
     "gpu-check, a misspelt switch": (["lm.tools.gpucheck", "quik"], 2, "did you mean quick=true?"),
+    # --help on every command: its options, each with its default, and exit status 0
+    **{f"{argv[0]} --help": ([*argv, "--help"], 0, said) for argv, said in [
+        (["lm.commands.train"], "model.*"), (["lm.commands.suite"], "workers=0"), (["lm.commands.sample"], "seed=1"),
+        (["lm.commands.heads"], "force=false"), (["lm.commands.ui"], "port=5000"), (["analysis.report"], "quick=false"),
+        (["analysis.runs"], "out=reports"), (["lm.tools.bench"], "threads=0"),
+        (["lm.tools.gpucheck"], "large_seconds=180.0"),
+        (["lm.commands.main"], "ablations")]},
+    "suite, a misspelt suite option": (["lm.commands.suite", "worker=2"], 2,
+                                       "error: unknown option 'worker': did you mean workers="),
+    "train, a misspelt key": (["lm.commands.train", "model.n_embed=96"], 2,
+                              "error: unknown config key 'model.n_embed' (did you mean model.n_embd?)"),
     "sample, a number that is not": (["lm.commands.sample", "length=many"], 2, "length='many' is not a whole number"),
 }
 

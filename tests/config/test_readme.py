@@ -39,6 +39,11 @@ COMMANDS = {
     'make decide BUDGET=6 ARGS="quick=true plan=true"': (
         "tests/reliability/test_make_text.py::test_make_decide_passes_its_budget_and_args",
         "tests/analysis/test_decide.py::test_decide_adds_a_round_to_exactly_the_variants_its_open_claims_read_within_the_budget"),
+    'make ablations ARGS="plan=true"': (
+        "tests/config/test_plan.py::test_plan_true_on_a_new_store_lists_the_runs_says_its_figures_are_defaults_and_"
+        "creates_nothing",
+        "tests/config/test_plan.py::test_the_plan_estimates_a_quick_suite_within_a_quarter_and_counts_what_is_done"),
+    "make help": ("tests/config/test_help.py::test_make_help_lists_every_target_with_its_comment",),
     "make ablations-quick": ("tests/analysis/test_runs.py::test_the_readme_notebook_example_runs_as_shown",),
     "make ablations ABLATIONS=wider SEEDS=3": (
         "tests/analysis/test_own_exercise.py::test_a_new_exercise_file_gets_its_section_with_figures_and_a_verdict",),

@@ -140,10 +140,10 @@ def test_a_claim_of_ours_says_why_and_an_unknown_source_is_one_line():
     ours_yaml = head + claim + "    source: ours\n    why: no lesson says it\n"
     assert exercises.parse("x", ours_yaml, "x.yaml").claims[0].source == exercises.Source.OURS
     for extra, message in [("    source: mine\n",
-                            "x.yaml: claim 'Deeper ends lower'… has source 'mine': it is lesson or ours"),
-                           ("    source: ours\n", "x.yaml: claim 'Deeper ends lower'… is ours: say why in `why:`"),
+                            "x.yaml:10: claim 'Deeper ends lower'… has source 'mine': it is lesson or ours"),
+                           ("    source: ours\n", "x.yaml:8: claim 'Deeper ends lower'… is ours: say why in `why:`"),
                            ("    why: because\n",
-                            "x.yaml: claim 'Deeper ends lower'… has a `why:`, which only a claim of ours (source: ours) "
+                            "x.yaml:8: claim 'Deeper ends lower'… has a `why:`, which only a claim of ours (source: ours) "
                             "gives")]:
         with pytest.raises(ConfigError) as e:
             exercises.parse("x", head + claim + extra, "x.yaml")

@@ -83,14 +83,19 @@ def table(quick: bool = False, ablations="all", tracking_uri: str | None = None)
     return out.reset_index(drop=True)
 
 
-def verdicts(quick: bool = False, ablations="all", tracking_uri: str | None = None) -> pd.DataFrame:
-    """The report's claims table, computed as `make report` computes it (analysis.verdicts.table): a row per claim
-    of the chosen exercises, each adjusted p the same whichever exercises are chosen (the family is every
-    exercise's)."""
-    from analysis import verdicts as table
+def claims_table(quick: bool = False, ablations="all", tracking_uri: str | None = None):
+    """The report's verdict table (analysis.verdicts.Table), built as `make report` builds it: analysis.verdicts.table
+    over the chosen exercises' runs, the family counted over every exercise."""
+    from analysis import verdicts as engine
 
     _, runs, known, judged = claims_runs(quick, ablations, tracking_uri)
-    return table.table(runs, known, judged).frame()
+    return engine.table(runs, known, judged)
+
+
+def verdicts(quick: bool = False, ablations="all", tracking_uri: str | None = None) -> pd.DataFrame:
+    """The report's claims table as a frame: a row per claim of the chosen exercises, each adjusted p the same
+    whichever exercises are chosen (the family is every exercise's)."""
+    return claims_table(quick, ablations, tracking_uri).frame()
 
 
 def _typed(column: pd.Series) -> pd.Series:

@@ -211,6 +211,16 @@ class ReportOptions:
 
 
 @dataclasses.dataclass
+class CompareOptions:
+    """`make compare`: two stores' verdict tables side by side (analysis/compare.py)."""
+    a: str = ""                 # a store: its folder (mlruns), its mlflow.db, or a tracking URI
+    b: str = ""                 # the other store, in the same forms
+    quick: bool = False         # the quick suite's runs (quick/<exercise>) in both
+    ablations: str = "all"      # the exercises compared, as `make report`'s
+    out: str = "reports"        # compare.html and compare.md go here
+
+
+@dataclasses.dataclass
 class DecideOptions:
     """`make decide`: seeds added in rounds to the variants that undecided claims read, within a budget."""
     budget: str = ""            # runs (30) or CPU-minutes (60min): a run's minutes on its one thread

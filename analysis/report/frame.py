@@ -38,6 +38,7 @@ from lm.spec import exercises
 from lm.spec.errors import ConfigError
 from lm.spec.exercises import Source, terms, tree
 from lm.spec.options import ReportOptions
+from lm.tracking import store_check
 from lm.tracking.store import EXPERIMENT_KIND
 from lm.tracking.store_check import redact, resolve_uri, sqlite_file
 
@@ -55,14 +56,14 @@ def overview_line(doc: Doc, runs: dict[str, ExerciseRuns], opts: ReportOptions, 
     """One line under the title: what was read, and when."""
     which = "the quick suite" if opts.quick else "the full suite"
     finished = sum(len(er.finished) for er in runs.values())
-    doc.p(f"{finished} finished runs of {len(runs)} exercises ({which}), read from {redact(uri)} on "
+    doc.p(f"{finished} finished runs of {len(runs)} exercises ({which}), read from {store_check.shown(uri)} on "
           f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Every claim's verdict, per exercise; each cell links to "
           f"its claim at the head of its exercise's section.")
 
 
 def overview(doc: Doc, runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str):
     which = 'the quick suite: experiments quick/<exercise>' if opts.quick else 'the full suite'
-    doc.p(f"Read from {redact(uri)} ({which}). Numbers are means over seeds, "
+    doc.p(f"Read from {store_check.shown(uri)} ({which}). Numbers are means over seeds, "
           f"given as mean ± standard deviation where there is more than one seed; blocks and heads are numbered "
           f"from 1. When a (variant, seed) was run more than once, the newest finished run counts.")
     rows = []

@@ -1,10 +1,11 @@
 """`make report`: reports/report.html and reports/report.md from the runs in MLflow, logged back as a run.
 
     python -m analysis.report [quick=true] [ablations=[baseline,heads]] [out=reports] [log=false] [tracking_uri=...]
-                              [docs=docs]
+                              [docs=docs] [svg=true]
 
 With docs=<folder>, the same table also writes <folder>/lesson-claims.md and <folder>/results.md
 (analysis/report/docs_pages.py): `make report ARGS="docs=docs"` after a full `make ablations` keeps docs/ current.
+With svg=true, each figure is also written as SVG beside its PNG in <out>/figures, for a paper.
 
 Everything is read through MLflow's client (search_runs, metric histories, artifacts), so the report is the same
 on a remote tracking server. The store is found as training finds it: MLFLOW_TRACKING_URI, else TINYGPT_STORE,
@@ -309,9 +310,9 @@ def build(runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str, out: Pat
     `family` (every exercise), reading `sources` too (other exercises their claims read)."""
     figs = out / "figures"
     figs.mkdir(parents=True, exist_ok=True)
-    for old in figs.glob("*.png"):
+    for old in [*figs.glob("*.png"), *figs.glob("*.svg")]:
         old.unlink()
-    doc = Doc(figs)
+    doc = Doc(figs, opts.svg)
     # The exercises' pictures are written first, each exercise's as soon as its runs are read: the painter's workers
     # draw them while the rest is written. Written last, the figures were the report's critical path, and the
     # workers waited 4.7 s for their first (2026-12-01).

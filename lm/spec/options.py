@@ -208,6 +208,7 @@ class ReportOptions:
     log: bool = True
     tracking_uri: str | None = None
     docs: str = ""              # a folder: `make report` writes lesson-claims.md and results.md into it (docs=docs)
+    svg: bool = False           # `make report`: each figure also as SVG beside its PNG (out/figures/*.svg)
 
 
 @dataclasses.dataclass

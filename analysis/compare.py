@@ -18,11 +18,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.options import no_store
 from lm.spec import exercises
 from lm.spec.errors import ConfigError, TrackingError
 from lm.spec.options import CompareOptions, parse
-from lm.tracking.store_check import check_server, redact, shown
+from lm.tracking.store_check import check_server, redact, shown, sqlite_file
 
 # A margin moved when it moved by more than this many standard errors of the move: about the two-sided 95% band of a
 # move that is only the two studies' noise (1.96). Over many claims a few such moves come by chance alone.
@@ -33,7 +32,7 @@ STORES = {"a": "A", "b": "B"}
 WHERE = "a store is its folder (mlruns), its mlflow.db, or a tracking URI"
 
 
-class StoreGone(Exception):
+class NothingToCompare(Exception):
     """A store with nothing to compare in it; the message is one line."""
 
 
@@ -44,9 +43,9 @@ def store_uri(text: str, name: str) -> str:
     if not text:
         raise ConfigError(f"{name} is missing: make compare A=<store> B=<store> ({WHERE})")
     if "://" in text:
-        problem = no_store(text)
-        if problem:
-            raise ConfigError(f"{name}: {problem}")
+        db = sqlite_file(text)
+        if db is not None and not db.is_file():
+            raise ConfigError(f"{name}={text}: no MLflow store at {db} ({WHERE})")
         return text
     path = Path(text).expanduser()
     if path.is_dir():
@@ -75,19 +74,19 @@ def options(argv: list[str]) -> tuple[CompareOptions, dict[str, str]]:
 
 
 def table(uri: str, name: str, quick: bool, ablations: str):
-    """The store's verdict table, as `make report` builds it, and the exercises it has finished runs of; StoreGone
-    where it holds no run of the exercises."""
+    """The store's verdict table, as `make report` builds it, and the exercises it has finished runs of;
+    NothingToCompare where it holds no run of the exercises."""
     from analysis import runs, verdicts
     from analysis.store_reading.reader import StoreError
 
     try:
         _, found, known, judged = runs.claims_runs(quick, ablations, uri)
     except StoreError as e:
-        raise StoreGone(f"{name}: {e}") from None
+        raise NothingToCompare(f"{name}: {e}") from None
     ran = {n for n in judged if len(found[n].finished)}
     if not ran:
         which = "quick " if quick else ""
-        raise StoreGone(f"{name}: no finished runs of the {which}exercises in {redact(uri)}"
+        raise NothingToCompare(f"{name}: no finished runs of the {which}exercises in {redact(uri)}"
                         + ("" if quick else "; a quick store needs quick=true"))
     return verdicts.table(found, known, judged), ran
 
@@ -252,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         tables = {name: table(uri, name, opts.quick, opts.ablations) for name, uri in uris.items()}
-    except StoreGone as e:
+    except NothingToCompare as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except ConfigError as e:   # an exercise neither the files nor the store holds

@@ -4,13 +4,14 @@
     runs.aggregate(df, ["val_loss"])        # per (exercise, variant, metric): mean, std, n, 95% interval
     runs.histories(df, ["val_loss"])        # metric histories in long form: a row per (run, metric, step)
     runs.verdicts(quick=True)               # the report's claims table: a row per claim, raw and adjusted p, verdict
+    runs.claims_table(quick=True)           # the same table as the engine gives it (analysis.verdicts.Table)
 
 `make export` (`python -m analysis.runs [quick=true] [ablations=...] [out=reports/export]`) writes the three as
 Parquet and CSV, and for a paper the verdict table (verdicts.csv, verdicts.tex) and each exercise's per-variant means
 of its headline metrics (means/<exercise>.csv, means/<exercise>.tex), the LaTeX as booktabs tables (the packages
-booktabs, and longtable for the verdicts; UTF-8 text, as LuaLaTeX and XeLaTeX read it). The store is found as `make report` finds it; the exercises are the files of the experiments
-folder and those only the store holds (sweeps). The same rows the report counts are marked `counted`: the newest
-finished run of each (variant, seed).
+booktabs, and longtable for the verdicts; UTF-8 text, as LuaLaTeX and XeLaTeX read it). The store is found as
+`make report` finds it; the exercises are the files of the experiments folder and those only the store holds
+(sweeps). The same rows the report counts are marked `counted`: the newest finished run of each (variant, seed).
 """
 import sys
 from pathlib import Path

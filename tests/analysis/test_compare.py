@@ -67,7 +67,8 @@ def test_a_store_against_itself_moves_nothing(nopos002_stores, tmp_path):
     ("/nonexistent/store", "error: A=/nonexistent/store: no such folder or file (a store is its folder (mlruns), its "
                            "mlflow.db, or a tracking URI)"),
     (ROOT / "experiments", f"error: A={ROOT / 'experiments'}: no mlflow.db in that folder"),
-    ("sqlite:////nonexistent/mlflow.db", "error: A: no MLflow store at /nonexistent/mlflow.db"),
+    ("sqlite:////nonexistent/mlflow.db", "error: A=sqlite:////nonexistent/mlflow.db: no MLflow store at "
+                                         "/nonexistent/mlflow.db (a store is its folder"),
 ])
 def test_a_store_that_is_not_there_is_one_line(nopos002_stores, tmp_path, a, error):
     done = make_compare(a, nopos002_stores[1], tmp_path)

@@ -20,6 +20,8 @@ BUDGET ?=
 PROMPT ?=
 HOST ?= 127.0.0.1
 PORT ?= 5000
+A ?=
+B ?=
 # User text never enters a recipe's command line: there make would expand `$5` and `$(shell ...)` in it and the shell
 # would parse its quotes. The pattern, for every target: each variable of USER_TEXT that is set is exported raw
 # ($(value ...)) as TINYGPT_MAKE_<NAME>, the variable itself is not exported (exporting expands it), and the recipe
@@ -27,14 +29,14 @@ PORT ?= 5000
 #     $(PY) -m lm.commands.makeargs lm.commands.sample run=RUN prompt=PROMPT ARGS
 # (key=VAR: one word; key=[VAR]: a list; --opt=VAR: two words; ARGS: its words, split at spaces, quotes grouping).
 # A new variable is one name here and one line of VARIABLES in lm/commands/makeargs.py.
-USER_TEXT := ABLATIONS SEEDS ARGS RESUME RUN PROMPT HOST PORT EXERCISE BUDGET
+USER_TEXT := ABLATIONS SEEDS ARGS RESUME RUN PROMPT HOST PORT EXERCISE BUDGET A B
 unexport $(USER_TEXT)
 # A variable this make was not given is unexported too: a make run from a recipe (the tests drive make) must not
 # inherit the outer make's TINYGPT_MAKE_ARGS.
 $(foreach v,$(USER_TEXT),$(if $(or $(value $(v)),$(filter command environment,$(origin $(v)))),\
   $(eval export TINYGPT_MAKE_$(v) := $$(value $(v))),$(eval unexport TINYGPT_MAKE_$(v))))
 
-.PHONY: train sweep ablations ablations-quick sample heads report decide calibrate export ui test reliability bench gpu-check schema help clean
+.PHONY: train sweep ablations ablations-quick sample heads report compare decide calibrate export ui test reliability bench gpu-check schema help clean
 
 $(VENV)/.installed: pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -65,6 +67,9 @@ heads: $(VENV)/.installed  ## knock-out of every head of finished runs: RUN=<id>
 
 report: $(VENV)/.installed  ## reports/report.html and reports/report.md from the MLflow store (ARGS="quick=true ablations=heads")
 	$(PY) -m lm.commands.makeargs analysis.report ARGS
+
+compare: $(VENV)/.installed  ## two stores' verdict tables side by side, and the claims that moved (A=mlruns B=/tmp/new/mlruns ARGS="quick=true"): reports/compare.html and .md
+	$(PY) -m lm.commands.makeargs analysis.compare a=A b=B ARGS
 
 decide: $(VENV)/.installed  ## seeds added in rounds to what the claims table leaves undecided, within BUDGET runs (30) or CPU-minutes (60min); ARGS="quick=true plan=true"
 	$(PY) -m lm.commands.makeargs analysis.decide budget=BUDGET ARGS

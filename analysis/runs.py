@@ -4,11 +4,14 @@
     runs.aggregate(df, ["val_loss"])        # per (exercise, variant, metric): mean, std, n, 95% interval
     runs.histories(df, ["val_loss"])        # metric histories in long form: a row per (run, metric, step)
     runs.verdicts(quick=True)               # the report's claims table: a row per claim, raw and adjusted p, verdict
+    runs.claims_table(quick=True)           # the same table as the engine gives it (analysis.verdicts.Table)
 
 `make export` (`python -m analysis.runs [quick=true] [ablations=...] [out=reports/export]`) writes the three as
-Parquet and CSV. The store is found as `make report` finds it; the exercises are the files of the experiments
-folder and those only the store holds (sweeps). The same rows the report counts are marked `counted`: the newest
-finished run of each (variant, seed).
+Parquet and CSV, and for a paper the verdict table (verdicts.csv, verdicts.tex) and each exercise's per-variant means
+of its headline metrics (means/<exercise>.csv, means/<exercise>.tex), the LaTeX as booktabs tables (the packages
+booktabs, and longtable for the verdicts; UTF-8 text, as LuaLaTeX and XeLaTeX read it). The store is found as
+`make report` finds it; the exercises are the files of the experiments folder and those only the store holds
+(sweeps). The same rows the report counts are marked `counted`: the newest finished run of each (variant, seed).
 """
 import sys
 from pathlib import Path
@@ -88,14 +91,19 @@ def table(quick: bool = False, ablations="all", tracking_uri: str | None = None)
     return out.reset_index(drop=True)
 
 
-def verdicts(quick: bool = False, ablations="all", tracking_uri: str | None = None) -> pd.DataFrame:
-    """The report's claims table, computed as `make report` computes it (analysis.verdicts.table): a row per claim
-    of the chosen exercises, each adjusted p the same whichever exercises are chosen (the family is every
-    exercise's)."""
-    from analysis import verdicts as table
+def claims_table(quick: bool = False, ablations="all", tracking_uri: str | None = None):
+    """The report's verdict table (analysis.verdicts.Table), built as `make report` builds it: analysis.verdicts.table
+    over the chosen exercises' runs, the family counted over every exercise."""
+    from analysis import verdicts as engine
 
     _, runs, known, judged = claims_runs(quick, ablations, tracking_uri)
-    return table.table(runs, known, judged).frame()
+    return engine.table(runs, known, judged)
+
+
+def verdicts(quick: bool = False, ablations="all", tracking_uri: str | None = None) -> pd.DataFrame:
+    """The report's claims table as a frame: a row per claim of the chosen exercises, each adjusted p the same
+    whichever exercises are chosen (the family is every exercise's)."""
+    return claims_table(quick, ablations, tracking_uri).frame()
 
 
 def _typed(column: pd.Series) -> pd.Series:
@@ -140,8 +148,59 @@ def histories(df: pd.DataFrame, metrics=("val_loss",), tracking_uri: str | None 
     return long.merge(df[["exercise", "variant", "seed", "run_id"]], on="run_id")[columns]
 
 
+def means(df: pd.DataFrame, exercises: dict) -> dict[str, pd.DataFrame]:
+    """Each exercise's per-variant means, for a paper: a row per variant with its seeds and, for each of the
+    exercise's headline metrics (lm.tracking.aggregates.headline: the losses, what its claims read, what its `ui:`
+    block charts), the mean and the sample std as numbers (`<metric>`, `<metric> std`). exercises: by name."""
+    from lm.tracking.aggregates import headline
+
+    agg = aggregate(df)
+    out = {}
+    for name, ex in exercises.items():
+        part = agg[(agg["exercise"] == name) & agg["metric"].isin(headline(ex))]
+        if not len(part):
+            continue
+        keys = [k for k in headline(ex) if k in set(part["metric"])]
+        rows = []
+        for variant, g in part.groupby("variant", sort=False):
+            by = g.set_index("metric")
+            row = {"variant": variant, "seeds": int(by["n"].max())}
+            for k in keys:
+                row[k], row[f"{k} std"] = (by.loc[k, "mean"], by.loc[k, "std"]) if k in by.index else (None, None)
+            rows.append(row)
+        out[name] = pd.DataFrame(rows)
+    return out
+
+
+def latex_means(frame: pd.DataFrame, caption: str, label: str) -> str:
+    """A means table as LaTeX: a row per variant, its seeds, each metric as 'mean ± std' (the mean alone for one
+    seed)."""
+    from lm.tracking.aggregates import number
+
+    metrics = [c for c in frame.columns if c not in ("variant", "seeds") and not c.endswith(" std")]
+    shown = frame[["variant", "seeds"]].copy()
+    for m in metrics:
+        shown[m] = [("-" if pd.isna(mean) else number(mean) + ("" if pd.isna(std) else f" ± {std:.2g}"))
+                    for mean, std in zip(frame[m], frame[f"{m} std"])]
+    return shown.to_latex(index=False, escape=True, caption=caption, label=label, position="htbp",
+                          column_format="lr" + "r" * len(metrics))
+
+
+# The verdict table's columns a paper shows (the CSV has them all); those the table no longer has are left out.
+PAPER = ["exercise", "claim", "ours", "margin (interval)", "seeds", "verdict"]
+
+
+def latex_verdicts(frame: pd.DataFrame) -> str:
+    """The verdict table as a LaTeX longtable: a row per claim, its words in a paragraph column."""
+    shown = frame[[c for c in PAPER if c in frame] or list(frame)]
+    return shown.to_latex(index=False, escape=True, longtable=True,
+                          column_format="".join("p{6cm}" if c == "claim" else "l" for c in shown.columns),
+                          caption="Every claim's verdict", label="tab:verdicts")
+
+
 def export(out: Path, quick: bool = False, ablations="all", tracking_uri: str | None = None) -> list[Path]:
-    """runs, histories and aggregate, each as .parquet and .csv in out."""
+    """runs, histories and aggregate, each as .parquet and .csv in out; the verdict table as verdicts.csv and
+    verdicts.tex; each exercise's per-variant means as means/<exercise>.csv and .tex."""
     df = table(quick, ablations, tracking_uri)
     tables = {"runs": df, "aggregate": aggregate(df), "histories": histories(df, HISTORIES)}
     out.mkdir(parents=True, exist_ok=True)
@@ -150,6 +209,20 @@ def export(out: Path, quick: bool = False, ablations="all", tracking_uri: str | 
         t.to_parquet(out / f"{name}.parquet", index=False)
         t.to_csv(out / f"{name}.csv", index=False)
         written += [out / f"{name}.parquet", out / f"{name}.csv"]
+    from analysis import verdicts as engine
+
+    _, runs, known, judged = claims_runs(quick, ablations, tracking_uri)
+    claims = engine.table(runs, known, judged).frame()   # as claims_table builds it, from the runs read once
+    claims.to_csv(out / "verdicts.csv", index=False)
+    (out / "verdicts.tex").write_text(latex_verdicts(claims), encoding="utf-8")
+    written += [out / "verdicts.csv", out / "verdicts.tex"]
+    (out / "means").mkdir(exist_ok=True)
+    chosen = {name: runs[name].exercise for name in judged}
+    for name, frame in means(df, chosen).items():
+        frame.to_csv(out / "means" / f"{name}.csv", index=False)
+        (out / "means" / f"{name}.tex").write_text(latex_means(frame, chosen[name].title, f"tab:{name}"),
+                                                  encoding="utf-8")
+        written += [out / "means" / f"{name}.csv", out / "means" / f"{name}.tex"]
     return written
 
 
@@ -171,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     except StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"wrote {', '.join(p.name for p in written)} in {out}")
+    print(f"wrote {', '.join(str(p.relative_to(out)) for p in written)} in {out}")
     return 0
 
 

@@ -4,7 +4,8 @@
                       and the check our runs are held to; ours (`source: ours`) apart, each with why it is ours.
                       `python -m analysis.report.docs_pages` writes it (no store needed), and
                       tests/analysis/test_docs_pages.py fails when the checked-in page differs from the YAML's.
-    results.md        a run's verdicts, from the report's own table: its store, date and machine, the counts (the
+    results.md        a run's verdicts, from the report's own table: its store (by its path from the checkout, or
+                      its folder and kind: no path of the machine that wrote it), date and machine, the counts (the
                       lessons' and ours apart), each claim not reproduced and why, every claim's verdict, each
                       exercise's runs, seeds and times. `make report ARGS="docs=docs"` after a full `make ablations`
                       writes it, and lesson-claims.md beside it.
@@ -26,7 +27,7 @@ from analysis.verdicts import claim_kinds
 from analysis.verdicts.decision import Outcome
 from lm.spec import exercises
 from lm.spec.exercises import Claim, Exercise, Source
-from lm.tracking.store_check import redact
+from lm.tracking.store_check import shown
 
 COMMAND = 'make report ARGS="docs=docs"'
 CLAIMS_COMMAND = "python -m analysis.report.docs_pages"
@@ -118,7 +119,7 @@ def lesson_claims(found: dict[str, Exercise]) -> str:
 
 def _first_line(store: str, quick: bool) -> str:
     which = "the quick suite's runs" if quick else "the last full run"
-    return (f"*Written by `{COMMAND}` from {which} ({store}); do not edit by hand: run the suite and `{COMMAND}` "
+    return (f"*Written by `{COMMAND}` from {which} in {store}; do not edit by hand: run the suite and `{COMMAND}` "
             f"again.*")
 
 
@@ -174,7 +175,7 @@ def write(folder: Path, table: verdicts.Table, runs: dict[str, ExerciseRuns], ur
     """Both pages into folder: lesson-claims.md from the YAML, results.md from the table; returns their paths."""
     folder.mkdir(parents=True, exist_ok=True)
     pages = {"lesson-claims.md": lesson_claims(exercises.load_all()),
-             "results.md": results(table, runs, redact(uri), quick)}
+             "results.md": results(table, runs, shown(uri), quick)}
     for name, text in pages.items():
         (folder / name).write_text(text, encoding="utf-8")
     return [folder / name for name in pages]

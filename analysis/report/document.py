@@ -25,15 +25,17 @@ def figure_file(name: str) -> str:
 
 
 class Doc:
-    def __init__(self, figures_dir: Path):
+    def __init__(self, figures_dir: Path, svg: bool = False):
+        """figures_dir: where its figures are saved, as PNGs, and with svg as SVGs beside them."""
         self.blocks: list[tuple] = []
         self.figures_dir = figures_dir
+        self.svg = svg
         self.painter = PAINTER
 
     def part(self) -> "Doc":
         """A piece of the document written ahead of its place, so that its figures start drawing sooner; `extend`
         puts it in its place."""
-        return Doc(self.figures_dir)
+        return Doc(self.figures_dir, self.svg)
 
     def extend(self, part: "Doc"):
         self.blocks += part.blocks
@@ -69,7 +71,7 @@ class Doc:
 
     def figure(self, name: str, p: Plot, caption: str):
         path = self.figures_dir / f"{figure_file(name)}.png"
-        self.painter.paint(p, path)
+        self.painter.paint(p, path, self.svg)
         self.blocks.append(("img", path, caption))
 
     def markdown(self) -> str:

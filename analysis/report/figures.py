@@ -1,5 +1,6 @@
-"""The report's figures, drawn with seaborn from plain pandas tables (no MLflow here) and saved as PNG, in the
-painter's worker processes (analysis/report/painter.py), which call these functions by name.
+"""The report's figures, drawn with seaborn from plain pandas tables (no MLflow here) and saved as PNG (with
+`make report ARGS="svg=true"` an SVG beside each, for a paper), in the painter's worker processes
+(analysis/report/painter.py), which call these functions by name.
 
 Every function returns a matplotlib Figure; `save` writes and closes it. Bands are ± one standard deviation
 over seeds (none with one seed). A comparison shows every seed as a dot beside the mean and its 95% interval, and
@@ -7,6 +8,8 @@ what the claims say the number should be (analysis/report/marks.py) in red: the 
 band a check asks for as a shaded bar. No figure is wider than MAX_WIDTH: panels wrap into rows (`panels`), and
 `save` refuses a figure wider than the page.
 """
+from pathlib import Path
+
 import matplotlib
 from PIL import Image
 
@@ -28,8 +31,9 @@ VISIBLE = {" ": "␣", "\n": "⏎", "\t": "⇥"}
 CMAP = sns.color_palette("Blues", as_cmap=True)
 
 
-def save(fig, path) -> None:
-    """The figure as a PNG of at most 256 colours, at 100 dpi. A figure's few flat colours and the heatmaps' ramps
+def save(fig, path, svg: bool = False) -> None:
+    """The figure as a PNG of at most 256 colours, at 100 dpi, and with svg as an SVG beside it (the same name, for a
+    paper). A figure's few flat colours and the heatmaps' ramps
     lose nothing a reader sees, and the files are a third of matplotlib's full-colour PNGs: 2.18 MB of figures
     became 0.71 MB on a quick store's report, the page's largest part (2026-12-03), for about 0.1 s a figure in the
     painter's workers."""
@@ -40,6 +44,8 @@ def save(fig, path) -> None:
     # again on every draw: 12% and 25% of the report's drawing and saving (2026-12-01).
     fig.set_layout_engine(None)
     fig.set_dpi(100)
+    if svg:
+        fig.savefig(Path(path).with_suffix(".svg"), format="svg")
     fig.canvas.draw()
     rgb = Image.frombuffer("RGBA", fig.canvas.get_width_height(), fig.canvas.buffer_rgba()).convert("RGB")
     rgb.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(path, "PNG")

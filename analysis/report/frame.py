@@ -1,10 +1,11 @@
 """`make report`: reports/report.html and reports/report.md from the runs in MLflow, logged back as a run.
 
     python -m analysis.report [quick=true] [ablations=[baseline,heads]] [out=reports] [log=false] [tracking_uri=...]
-                              [docs=docs]
+                              [docs=docs] [svg=true]
 
 With docs=<folder>, the same table also writes <folder>/lesson-claims.md and <folder>/results.md
 (analysis/report/docs_pages.py): `make report ARGS="docs=docs"` after a full `make ablations` keeps docs/ current.
+With svg=true, each figure is also written as SVG beside its PNG in <out>/figures, for a paper.
 
 Everything is read through MLflow's client (search_runs, metric histories, artifacts), so the report is the same
 on a remote tracking server. The store is found as training finds it: MLFLOW_TRACKING_URI, else TINYGPT_STORE,
@@ -38,6 +39,7 @@ from lm.spec import exercises
 from lm.spec.errors import ConfigError
 from lm.spec.exercises import Source, terms, tree
 from lm.spec.options import ReportOptions
+from lm.tracking import store_check
 from lm.tracking.store import EXPERIMENT_KIND
 from lm.tracking.store_check import redact, resolve_uri, sqlite_file
 
@@ -55,14 +57,14 @@ def overview_line(doc: Doc, runs: dict[str, ExerciseRuns], opts: ReportOptions, 
     """One line under the title: what was read, and when."""
     which = "the quick suite" if opts.quick else "the full suite"
     finished = sum(len(er.finished) for er in runs.values())
-    doc.p(f"{finished} finished runs of {len(runs)} exercises ({which}), read from {redact(uri)} on "
+    doc.p(f"{finished} finished runs of {len(runs)} exercises ({which}), read from {store_check.shown(uri)} on "
           f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Every claim's verdict, per exercise; each cell links to "
           f"its claim at the head of its exercise's section.")
 
 
 def overview(doc: Doc, runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str):
     which = 'the quick suite: experiments quick/<exercise>' if opts.quick else 'the full suite'
-    doc.p(f"Read from {redact(uri)} ({which}). Numbers are means over seeds, "
+    doc.p(f"Read from {store_check.shown(uri)} ({which}). Numbers are means over seeds, "
           f"given as mean ± standard deviation where there is more than one seed; blocks and heads are numbered "
           f"from 1. When a (variant, seed) was run more than once, the newest finished run counts.")
     rows = []
@@ -308,9 +310,9 @@ def build(runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str, out: Pat
     `family` (every exercise), reading `sources` too (other exercises their claims read)."""
     figs = out / "figures"
     figs.mkdir(parents=True, exist_ok=True)
-    for old in figs.glob("*.png"):
+    for old in [*figs.glob("*.png"), *figs.glob("*.svg")]:
         old.unlink()
-    doc = Doc(figs)
+    doc = Doc(figs, opts.svg)
     # The exercises' pictures are written first, each exercise's as soon as its runs are read: the painter's workers
     # draw them while the rest is written. Written last, the figures were the report's critical path, and the
     # workers waited 4.7 s for their first (2026-12-01).

@@ -32,10 +32,10 @@ def _figures():
     return figures
 
 
-def paint(p: Plot, path: str) -> None:
-    """Draws the plot and saves it at path."""
+def paint(p: Plot, path: str, svg: bool = False) -> None:
+    """Draws the plot and saves it at path (a PNG), and with svg as an SVG beside it."""
     figures = _figures()
-    figures.save(getattr(figures, p.draw)(*p.args, **p.kwargs), path)
+    figures.save(getattr(figures, p.draw)(*p.args, **p.kwargs), path, svg)
 
 
 def default_workers() -> int:
@@ -78,11 +78,11 @@ class Painter:
                                              initializer=_start_worker)
             self._pool.submit(int)  # the first job forks every worker
 
-    def paint(self, p: Plot, path) -> None:
+    def paint(self, p: Plot, path, svg: bool = False) -> None:
         if not self.forks:
-            return paint(p, str(path))
+            return paint(p, str(path), svg)
         self.start()
-        self._jobs.append(self._pool.submit(paint, p, str(path)))
+        self._jobs.append(self._pool.submit(paint, p, str(path), svg))
 
     def wait(self) -> None:
         jobs, self._jobs = self._jobs, []

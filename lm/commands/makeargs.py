@@ -80,6 +80,8 @@ VARIABLES = {
     "PORT": text,
     "EXERCISE": text,
     "BUDGET": text,
+    "A": text,
+    "B": text,
 }
 TEMPLATE = re.compile(r"(?P<pre>.*?)(?P<name>[A-Z][A-Z_]*)(?P<post>\]?)")
 

@@ -282,6 +282,17 @@ class ReportOptions:
     log: bool = True            # the report also logged to the store as an MLflow run
     tracking_uri: str | None = None  # the store; none: MLFLOW_TRACKING_URI, else ./mlruns
     docs: str = ""              # a folder: `make report` writes lesson-claims.md and results.md into it (docs=docs)
+    svg: bool = False           # `make report`: each figure also as SVG beside its PNG (out/figures/*.svg)
+
+
+@dataclasses.dataclass
+class CompareOptions:
+    """`make compare`: two stores' verdict tables side by side (analysis/compare.py)."""
+    a: str = ""                 # a store: its folder (mlruns), its mlflow.db, or a tracking URI
+    b: str = ""                 # the other store, in the same forms
+    quick: bool = False         # the quick suite's runs (quick/<exercise>) in both
+    ablations: str = "all"      # the exercises compared, as `make report`'s
+    out: str = "reports"        # compare.html and compare.md go here
 
 
 @dataclasses.dataclass

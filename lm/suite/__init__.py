@@ -9,7 +9,8 @@ The suite as a library, as `make ablations`, sweeps and `make decide` use it, an
     plan(spec).runs               # ['quick/nopos/pos/seed1', ...]: composed and checked, nothing touched
     result = run(spec)            # the runs, trained into the store (echo=False: nothing printed)
     [(r.variant, r.seed, r.state, r.metrics["val_loss"]) for r in result.runs]
-    result.means["quick/heads"]   # {'h4/val_loss': '2.962 (1 seed)', ...}: the parent run's summaries
+    result.means["quick/heads"]["h4/val_loss"]   # Mean(mean=2.962, std=None, seeds=1); str(): '2.962 (1 seed)'
+    result.means_table()          # the same as a pandas table: experiment, variant, metric, mean, std, seeds
     result.status                 # ExitStatus.OK; FAILED, INTERRUPTED: what `make ablations` exits with
 
 A second run(spec) trains nothing: every run's state is then State.FINISHED. In a script, call it under `if

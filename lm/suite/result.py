@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from lm.suite.suite import State
+from lm.tracking.aggregates import Mean
 
 
 class ExitStatus(IntEnum):
@@ -37,7 +38,9 @@ class RunOutcome:
 class SuiteResult:
     """A suite as it ended."""
     runs: list[RunOutcome]      # every run of the plan, in its order (none if interrupted before any run started)
-    means: dict[str, dict[str, str]]  # per experiment, its parent run's summaries: {"h4/val_loss": "2.96 (1 seed)"}
+    # Per experiment, its parent run's summaries as numbers: {"h4/val_loss": Mean(mean=2.962, std=None, seeds=1)},
+    # each one's str() the parent's tag, '2.962 (1 seed)'.
+    means: dict[str, dict[str, Mean]]
     table: str                  # the closing table, as printed
     seconds: float              # wall time, from the call to the end
     status: ExitStatus
@@ -46,6 +49,15 @@ class SuiteResult:
     def interrupted(self) -> bool:
         """Whether a Ctrl-C stopped it (or came as it ended)."""
         return self.status == ExitStatus.INTERRUPTED
+
+    def means_table(self):
+        """The means as a pandas table: a row per (experiment, variant, metric), with its mean, std and seeds."""
+        import pandas as pd
+
+        rows = [{"experiment": experiment, "variant": key.rpartition("/")[0], "metric": key.rpartition("/")[2],
+                 "mean": m.mean, "std": m.std, "seeds": m.seeds}
+                for experiment, means in self.means.items() for key, m in means.items()]
+        return pd.DataFrame(rows, columns=["experiment", "variant", "metric", "mean", "std", "seeds"])
 
     @property
     def ran(self) -> list[RunOutcome]:

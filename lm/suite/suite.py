@@ -506,7 +506,7 @@ def ended(store, jobs: list[Job]) -> list:
     return [job.found or (store.client.get_run(job.run_id) if job.run_id else None) for job in jobs]
 
 
-def summarise(jobs: list[Job], runs: list, means: dict[str, dict[str, str]]) -> str:
+def summarise(jobs: list[Job], runs: list, means: dict[str, dict[str, aggregates.Mean]]) -> str:
     """The closing table: per exercise and variant, its seeds, how many finished, and the validation loss as mean ±
     std over the finished seeds, read from `means` (each exercise's parent-run summaries, from aggregates.refresh:
     one computation for the table, the parent run and the UI). runs: each job's, from ended()."""
@@ -522,6 +522,7 @@ def summarise(jobs: list[Job], runs: list, means: dict[str, dict[str, str]]) -> 
     return table.to_string()
 
 
-def _mean_std(parent: dict[str, str], variant: str) -> str:
+def _mean_std(parent: dict[str, aggregates.Mean], variant: str) -> str:
     """'1.234 ± 0.01 (3 seeds)': the parent run's summary of the variant's validation loss; '-' for none."""
-    return parent.get(f"{aggregates.prefix(variant)}/val_loss", "-")
+    found = parent.get(f"{aggregates.prefix(variant)}/val_loss")
+    return str(found) if found else "-"

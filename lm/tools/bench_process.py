@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from tqdm import tqdm
 
-from lm.tracking.store_check import redact, resolve_uri
+from lm.tracking.store_check import resolve_uri, shown
 
 # (what, the command's arguments after `python`, the target in seconds or None)
 STARTUP = [
@@ -132,7 +132,7 @@ def report(table, scratch: str, n: int, quick: bool = False) -> None:
     uri = resolve_uri(None)
     options = ["log=false", f"quick={quick}"]
     args = ["-m", "analysis.report", f"out={os.path.join(scratch, 'report')}", *options]
-    table.section(f"`make report` on {redact(uri)}, {what} runs, beside a bare read of the same runs, a process each, "
+    table.section(f"`make report` on {shown(uri)}, {what} runs, beside a bare read of the same runs, a process each, "
                   f"in pairs, median of {n}, logging itself left out; load average {load()}")
     runs, reads = [], []
     for _ in range(n):

@@ -10,6 +10,7 @@ metrics are the validation loss and perplexity, every metric the exercise's clai
 in them.
 """
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -47,13 +48,30 @@ def number(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 1e4 or float(x).is_integer() else f"{x:.4g}"
 
 
+@dataclass(frozen=True)
+class Mean:
+    """A variant's metric over its seeds, as numbers: the mean, the sample standard deviation (None for one seed, or
+    where every seed gives the same count) and the seed count; str() is the parent run's tag, '1.523 ± 0.012 (3
+    seeds)'."""
+    mean: float
+    std: float | None
+    seeds: int
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> "Mean":
+        n = len(values)
+        same_count = bool(np.all(values == values[0])) and float(values[0]).is_integer()
+        return cls(float(values.mean()), float(values.std(ddof=1)) if n > 1 and not same_count else None, n)
+
+    def __str__(self) -> str:
+        spread = f" ± {self.std:.2g}" if self.std is not None else ""
+        return f"{number(self.mean)}{spread} ({self.seeds} seed{'s' if self.seeds > 1 else ''})"
+
+
 def describe(values: np.ndarray) -> str:
     """'1.523 ± 0.012 (3 seeds)': mean ± sample std and the seed count; the mean alone for one seed, or where
     every seed gives the same count ('112,193 (3 seeds)')."""
-    n = len(values)
-    same_count = bool(np.all(values == values[0])) and float(values[0]).is_integer()
-    spread = f" ± {values.std(ddof=1):.2g}" if n > 1 and not same_count else ""
-    return f"{number(values.mean())}{spread} ({n} seed{'s' if n > 1 else ''})"
+    return str(Mean.of(values))
 
 
 def per_variant(runs, keys: list[str]) -> dict[str, np.ndarray]:
@@ -81,20 +99,19 @@ def summarise(runs, keys: list[str]) -> dict[str, str]:
     return {name: describe(values) for name, values in per_variant(runs, keys).items()}
 
 
-def refresh(store, parent_id: str, ex: Exercise, children: list | None = None) -> dict[str, str]:
+def refresh(store, parent_id: str, ex: Exercise, children: list | None = None) -> dict[str, Mean]:
     """Recomputes and sets the parent run's per-variant tags, and each one's mean as a metric (the run's Metrics
-    panel, in name order); returns the tags. children: the parent's finished child runs where the caller has them
-    already (the suite, from the listing it read once), else read here."""
+    panel, in name order); returns each tag's numbers (its str() is the tag). children: the parent's finished child
+    runs where the caller has them already (the suite, from the listing it read once), else read here."""
     if children is None:
         from lm.tracking.store import every_run  # MLflow, 3 s: the suite's command imports this module before it
 
         exp_id = store.client.get_run(parent_id).info.experiment_id
         children = every_run(store.client, [exp_id],  # only what summarise() reads: the finished ones
                              f"tags.mlflow.parentRunId = '{parent_id}' and attributes.status = 'FINISHED'")
-    values = per_variant(children, headline(ex))
-    tags = {name: describe(v) for name, v in values.items()}
-    store.set_tags(parent_id, tags)
-    store.log_metrics(parent_id, {name: v.mean() for name, v in values.items()})
+    means = {name: Mean.of(v) for name, v in per_variant(children, headline(ex)).items()}
+    store.set_tags(parent_id, {name: str(m) for name, m in means.items()})
+    store.log_metrics(parent_id, {name: m.mean for name, m in means.items()})
     for child in children[:1]:  # the corpus, in the Dataset column of the exercise's own row
         store.client.log_inputs(parent_id, datasets=child.inputs.dataset_inputs)
-    return tags
+    return means

@@ -19,6 +19,10 @@ from pathlib import Path
 from lm.spec.errors import TrackingError
 
 
+# The project's checkout: a written page names a local store inside it by its path from here.
+CHECKOUT = Path(__file__).resolve().parents[2]
+
+
 def default_store() -> Path:
     return Path(os.environ.get("TINYGPT_STORE", Path.cwd() / "mlruns")).expanduser().resolve()
 
@@ -35,6 +39,21 @@ def redact(text: str) -> str:
     """text with the password of every URI in it shown as ***: what is printed, logged as a param or tag, or
     written into an artifact or a job log goes through here (postgresql+psycopg2://user:***@host/db)."""
     return _PASSWORD.sub(lambda m: f"{m['head']}:***@", text)
+
+
+def shown(uri: str, root: Path = CHECKOUT) -> str:
+    """A store as a written page names it, with no path of this machine in it (a page is read on other machines): a
+    local SQLite store by its path from the checkout (`mlruns/mlflow.db`), or, outside the checkout, by its folder
+    and file and its kind (`mlruns/mlflow.db (SQLite, outside the checkout)`); any other store by its URI, the
+    password hidden."""
+    db = sqlite_file(uri)
+    if db is None:
+        return redact(uri)
+    db = Path(os.path.abspath(db))
+    try:
+        return db.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return f"{Path(db.parent.name, db.name).as_posix()} (SQLite, outside the checkout)"
 
 
 def login(uri: str) -> tuple[str, dict[str, str], str | None]:

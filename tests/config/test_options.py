@@ -54,7 +54,7 @@ def test_text_is_taken_verbatim():
     (HeadsOptions, ["force=maybe"], "force='maybe' is not true or false: force=true or force=false"),
     (ReportOptions, ["quik=true"], ("unknown option 'quik=true': did you mean quick=true? (the options are "
                                     "quick=true|false, ablations=TEXT, out=TEXT, log=true|false, tracking_uri=TEXT, "
-                                    "docs=TEXT)")),
+                                    "docs=TEXT, svg=true|false)")),
     (BenchOptions, ["quik"], "unknown option 'quik': did you mean quick=true?"),
     (BenchOptions, ["threads=two"], "threads='two' is not a whole number: threads=N"),
     (BenchOptions, ["only=startup,nosuch"], ("only='startup,nosuch': 'nosuch' is not one of train, sample, suite, "

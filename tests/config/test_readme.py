@@ -67,7 +67,11 @@ COMMANDS = {
     "make calibrate": (
         "tests/analysis/test_calibration.py::test_make_calibrate_answers_a_mistake_in_one_line_and_prints_the_rates",),
     'make test ARGS="tests/model"': (f"{THIS}::test_every_test_the_table_names_is_collected_by_make_test",),
-    'make export ARGS="quick=true"': ("tests/analysis/test_runs.py::test_make_export_writes_parquet_and_csv",),
+    'make export ARGS="quick=true"': (
+        "tests/analysis/test_runs.py::test_make_export_writes_parquet_and_csv",
+        "tests/analysis/test_paper_exports.py::test_make_export_writes_the_verdict_table_and_the_means_as_csv_and_latex"),
+    "make compare A=mlruns B=../other/mlruns": (
+        "tests/analysis/test_compare.py::test_compare_names_exactly_the_claims_that_read_the_changed_variant",),
     "MLFLOW_TRACKING_URI=http://mlflow.internal:5000 make ablations": (
         "tests/scaleout/test_mlflow_server.py::test_the_suite_logs_runs_metrics_and_artifacts_to_the_server",),
     'make ablations ARGS="launcher=slurm"': (

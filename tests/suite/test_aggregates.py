@@ -2,6 +2,9 @@
 metrics."""
 from types import SimpleNamespace
 
+import numpy as np
+import pytest
+
 from lm.spec import exercises
 from lm.tracking import aggregates
 
@@ -15,6 +18,14 @@ def run(variant, seed, val_loss, status="FINISHED", start=0):
 def test_two_seeds_give_a_mean_a_sample_std_and_a_count_one_seed_the_mean_alone():
     out = aggregates.summarise([run("h4", 1, 2.0), run("h4", 2, 3.0), run("h1", 1, 2.5)], ["val_loss"])
     assert out == {"h4/val_loss": "2.5 ± 0.71 (2 seeds)", "h1/val_loss": "2.5 (1 seed)"}
+
+
+def test_a_mean_is_numbers_with_its_seed_count_apart_and_reads_as_the_tag():
+    m = aggregates.Mean.of(np.array([2.0, 3.0]))
+    assert (m.mean, m.seeds) == (2.5, 2) and m.std == pytest.approx(0.7071, abs=1e-4)
+    assert str(m) == "2.5 ± 0.71 (2 seeds)"
+    one, counts = aggregates.Mean.of(np.array([2.5])), aggregates.Mean.of(np.array([4192.0, 4192.0, 4192.0]))
+    assert (one.mean, one.std, one.seeds) == (2.5, None, 1) and (counts.std, counts.seeds) == (None, 3)
 
 
 def test_an_unfinished_run_and_an_older_copy_of_a_seed_do_not_count():

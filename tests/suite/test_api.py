@@ -27,9 +27,16 @@ def test_a_notebook_runs_two_exercises_at_quick_size_and_gets_its_runs_back_type
     # heads' h4 is nopos002's pos (lesson 002's base model): trained once, its results copied
     assert by_name["heads/h4"].copied_from == by_name["nopos002/pos"].run_id
     assert by_name["heads/h4"].metrics == by_name["nopos002/pos"].metrics
-    assert result.means["quick/heads"]["h1/val_loss"] == f"{by_name['heads/h1'].metrics['val_loss']:.4g} (1 seed)"
-    losses = [text for means in result.means.values() for key, text in means.items() if key.endswith("/val_loss")]
+    # the means as numbers, the seed count apart; str() is the parent run's tag, as the closing table shows it
+    h1 = result.means["quick/heads"]["h1/val_loss"]
+    assert (h1.mean, h1.std, h1.seeds) == (by_name["heads/h1"].metrics["val_loss"], None, 1)
+    assert str(h1) == f"{by_name['heads/h1'].metrics['val_loss']:.4g} (1 seed)"
+    losses = [str(m) for means in result.means.values() for key, m in means.items() if key.endswith("/val_loss")]
     assert len(losses) == 6 and all(text in result.table for text in losses)   # the closing table's column
+    table = result.means_table().set_index(["experiment", "variant", "metric"])
+    assert table.loc[("quick/heads", "h1", "val_loss"), "mean"] == h1.mean
+    assert table.loc[("quick/heads", "h1", "val_loss"), "seeds"] == 1 and table["seeds"].dtype.kind == "i"
+    assert len(table) == sum(len(means) for means in result.means.values())
 
     again = run(spec, echo=False)            # a second call: every run skipped, as it was
     assert again.status == ExitStatus.OK and again.ran == []

@@ -51,7 +51,8 @@ class EvalConfig:
 
 @dataclass
 class RuntimeConfig:
-    threads: int = 0            # torch threads; 0: one per core
+    threads: int = 0            # torch threads; 0: one for the lessons' models, the process's cores for far larger
+    #                             ones, or with split_batch (lm/model/threads.py)
     accelerator: str = "auto"   # auto, cpu, cuda or mps
     precision: str = "auto"     # auto: bf16 autocast on CUDA, fp32 elsewhere
     compile: bool = False       # torch.compile the training step's model (round-off differs; see `make bench`)

@@ -187,6 +187,7 @@ class SampleOptions:
     temperature: float = 0.8
     length: int = 400
     seed: int = 1
+    threads: int = 0            # torch threads; 0: one, as a character at a time keeps no more busy (lm/model/threads.py)
 
 
 @dataclasses.dataclass
@@ -197,6 +198,7 @@ class HeadsOptions:
     quick: bool = False
     force: bool = False         # compute the knock-out again, though the run has one
     tracking_uri: str = ""
+    threads: int = 0            # torch threads; 0: as `make train` would give the run's model (lm/model/threads.py)
 
 
 @dataclasses.dataclass
@@ -258,14 +260,15 @@ class Section(str, Enum):
 class BenchOptions:
     """`make bench`."""
     quick: bool = False
-    threads: int = 0            # 0: every core
+    threads: int = 0            # 0: every core this process may use
     chunks: int = 0             # timed chunks of 50 steps per harness run; 0: 3 with quick, else 8
     pairs: int = 0              # the process row's pairs of whole processes, harness and plain loop; 0: 5
     steps: int = 0              # the steps of each of those processes; 0: 50 with quick, else the issue's 3,000
     only: list[Section] = dataclasses.field(default_factory=lambda: [s for s in Section if s is not Section.WHOLE])
 
     def finish(self) -> BenchOptions:
-        self.threads = self.threads or os.cpu_count() or 1
+        self.threads = self.threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                        else os.cpu_count() or 1)
         self.chunks = self.chunks or (3 if self.quick else 8)
         self.pairs = self.pairs or 5
         self.steps = self.steps or (50 if self.quick else 3000)

@@ -187,7 +187,7 @@ class SampleOptions:
     temperature: float = 0.8
     length: int = 400
     seed: int = 1
-    threads: int = 0            # torch threads; 0: one, as a character at a time keeps no more busy (lm/model/threads.py)
+    threads: int = 0            # torch threads; 0: one, as a character at a time keeps no more busy
 
 
 @dataclasses.dataclass
@@ -254,6 +254,7 @@ class Section(str, Enum):
     STUDY = "study"
     VALIDATION = "validation"
     WHOLE = "whole"   # the whole study against its runs by the plain loop: about 1.5 hours, so only when named
+    SHARED = "shared"   # each command alone and beside a busy core: only when named, as it keeps a core busy
 
 
 @dataclasses.dataclass
@@ -264,7 +265,8 @@ class BenchOptions:
     chunks: int = 0             # timed chunks of 50 steps per harness run; 0: 3 with quick, else 8
     pairs: int = 0              # the process row's pairs of whole processes, harness and plain loop; 0: 5
     steps: int = 0              # the steps of each of those processes; 0: 50 with quick, else the 3,000
-    only: list[Section] = dataclasses.field(default_factory=lambda: [s for s in Section if s is not Section.WHOLE])
+    only: list[Section] = dataclasses.field(
+        default_factory=lambda: [s for s in Section if s not in (Section.WHOLE, Section.SHARED)])
 
     def finish(self) -> BenchOptions:
         self.threads = self.threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")

@@ -64,6 +64,8 @@ class RuntimeConfig:
     progress_position: int = 0  # which terminal line the run's bar takes, below the suite's
 
     def __post_init__(self):
+        if self.threads < 0:
+            raise ValueError(f"runtime.threads={self.threads} must be 0 (chosen for the model) or more")
         if self.optimizer_impl not in ("foreach", "fused", "loop"):
             raise ValueError(f"runtime.optimizer_impl={self.optimizer_impl!r} must be foreach, fused or loop")
 

@@ -8,6 +8,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # Tests read the real corpora from the shared folder beside the checkout, as CI does.
 os.environ.setdefault("TINYGPT_DATA_DIR", str((ROOT.parent / "shared" / "data").resolve()))
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+# One OpenMP thread in each of make test's worker processes, for the torch work they do themselves (torch reads it
+# as it loads, after this file): two workers of two threads each on two cores wait on each other at every kernel.
+# The commands the tests start choose their own (lm/model/threads.py).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 DATA = Path(os.environ["TINYGPT_DATA_DIR"])
 # The lessons, the project's specification, beside the corpora in the shared folder (../shared/seeds in CI).
 SEEDS = DATA.parent / "seeds"

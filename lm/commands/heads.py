@@ -29,8 +29,9 @@ from lm.knockout.measure import knockout, windows
 from lm.knockout.summary import head_table, headline
 from lm.knockout.table import TYPES, WINDOWS, Mode, Part
 from lm.measures import probes
-from lm.model import checkpoint
+from lm.model import checkpoint, threads
 from lm.model.data import DataConfig, DataError, load_corpus, val_batches
+from lm.model.model import train_flops
 from lm.spec import exercises
 from lm.spec.config import EvalConfig
 from lm.spec.errors import ConfigError
@@ -45,10 +46,11 @@ def _config(params: dict, cls, prefix: str):
            if k.startswith(prefix + ".") and k.removeprefix(prefix + ".") in known}
     return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(cls), raw))
 
-def for_run(store, run_id: str, force: bool = False) -> tuple[pd.DataFrame, pd.DataFrame | None, bool]:
+def for_run(store, run_id: str, force: bool = False, asked_threads: int = 0
+            ) -> tuple[pd.DataFrame, pd.DataFrame | None, bool]:
     """A finished run's knock-out table and head statistics; computed and logged to the run (metrics at its last
-    step, knockout.csv, and attention_lines.json if it lacks one) unless it has them already. Returns whether
-    it computed."""
+    step, knockout.csv, and attention_lines.json if it lacks one) unless it has them already, on asked_threads
+    torch threads (0: as the run's training had by default). Returns whether it computed."""
     run = store.client.get_run(run_id)
     with tempfile.TemporaryDirectory() as tmp:
         def artifact(name):
@@ -69,6 +71,8 @@ def for_run(store, run_id: str, force: bool = False) -> tuple[pd.DataFrame, pd.D
             raise ValueError(f"run {run_id} has no model.pt to knock heads out of")
         model, _ = checkpoint.load(model_pt)
         params = run.data.params
+        batch = int(params.get("train.batch_size", 32))
+        threads.use(asked_threads or threads.automatic(train_flops(model.config, batch)), "heads")
         data, ev = _config(params, DataConfig, "data"), _config(params, EvalConfig, "eval")
         corpus = load_corpus(data)
         val = val_batches(corpus, ev.val_batches, ev.val_batch_size, model.config.block_size)
@@ -115,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if opts.run:
         try:
-            table, heads, computed = for_run(store, opts.run, opts.force)
+            table, heads, computed = for_run(store, opts.run, opts.force, opts.threads)
         except (ValueError, DataError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 1
@@ -137,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         for run in bar:
             label = run.info.run_name or run.info.run_id
             try:
-                table, _, computed = for_run(store, run.info.run_id, opts.force)
+                table, _, computed = for_run(store, run.info.run_id, opts.force, opts.threads)
             except (ValueError, DataError) as e:
                 bar.write(f"{name} {label}: skipped, {e}")
                 continue

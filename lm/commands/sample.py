@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from lm.commands import cli
-from lm.model import checkpoint
+from lm.model import checkpoint, threads
 from lm.model.sample import generate
 from lm.tracking.store import Store, TrackingError
 
@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     bos = meta["bos"]
     prompt = ([bos] if bos is not None else []) + [stoi[c] for c in opts.prompt]
+    threads.use(opts.threads or 1, "sample")
     ids = generate(model, prompt, opts.length, opts.temperature, opts.seed, stop=bos)
     print(opts.prompt + "".join("\n" if i == bos else meta["chars"][i] for i in ids))
     return 0

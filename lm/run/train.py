@@ -28,7 +28,7 @@ from pytorch_lightning.plugins.environments import LightningEnvironment
 
 from lm.measures import end_of_run, model_flavor, probes
 from lm.measures.end_of_run import EndOfRun
-from lm.model import checkpoint
+from lm.model import checkpoint, threads
 from lm.model.data import Corpus, held_out_windows, train_batch, val_batches
 from lm.model.model import GPTConfig, n_params, train_flops
 from lm.run import devices
@@ -203,7 +203,9 @@ def execute(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, init_run:
     FINISHED, FAILED (with the reason) or KILLED. Returns the summary. callbacks: Lightning callbacks of the
     caller's, handed to the Trainer beside the run's own (make bench's and make gpu-check's timers)."""
     quiet()
-    torch.set_num_threads(cfg.runtime.threads or os.cpu_count())
+    # A split batch takes a shard a core; otherwise the model's size decides (lm/model/threads.py).
+    threads.use(cfg.runtime.threads or (threads.cores() if cfg.runtime.split_batch else
+                                        threads.automatic(train_flops(cfg.model, cfg.train.batch_size))), "train")
     ckpt_dir = store.checkpoint_dir / run_id
     store.mark_running(run_id)
     stop = StopOnSignal()

@@ -58,7 +58,8 @@ class EvalConfig:
 
 @dataclass
 class RuntimeConfig:
-    threads: int = 0            # torch threads; 0: one per core
+    threads: int = 0            # torch threads; 0: one for the lessons' models, the process's cores for far larger
+    #                             ones, or with split_batch (lm/model/threads.py)
     accelerator: str = "auto"   # auto, cpu, cuda or mps
     precision: str = "auto"     # auto: bf16 autocast on CUDA, fp32 elsewhere
     compile: bool = False       # torch.compile the training step's model (round-off differs; see `make bench`)
@@ -70,6 +71,8 @@ class RuntimeConfig:
     progress_position: int = 0  # which terminal line the run's bar takes, below the suite's
 
     def __post_init__(self):
+        if self.threads < 0:
+            raise ValueError(f"runtime.threads={self.threads} must be 0 (chosen for the model) or more")
         if self.optimizer_impl not in ("foreach", "fused", "loop"):
             raise ValueError(f"runtime.optimizer_impl={self.optimizer_impl!r} must be foreach, fused or loop")
 

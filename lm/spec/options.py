@@ -261,6 +261,7 @@ class SampleOptions:
     temperature: float = 0.8    # above 0: lower is surer, higher more varied
     length: int = 400           # characters to write
     seed: int = 1               # the sampler's seed: the same seed, the same text
+    threads: int = 0            # torch threads; 0: one, as a character at a time keeps no more busy
 
 
 @dataclasses.dataclass
@@ -271,6 +272,7 @@ class HeadsOptions:
     quick: bool = False         # the quick suite's runs (quick/<exercise>)
     force: bool = False         # compute the knock-out again, though the run has one
     tracking_uri: str = ""      # the store; none: MLFLOW_TRACKING_URI, else ./mlruns
+    threads: int = 0            # torch threads; 0: as `make train` would give the run's model (lm/model/threads.py)
 
 
 @dataclasses.dataclass
@@ -337,20 +339,23 @@ class Section(str, Enum):
     STUDY = "study"
     VALIDATION = "validation"
     WHOLE = "whole"   # the whole study against its runs by the plain loop: about 1.5 hours, so only when named
+    SHARED = "shared"   # each command alone and beside a busy core: only when named, as it keeps a core busy
 
 
 @dataclasses.dataclass
 class BenchOptions:
     """`make bench`: the speed table, side by side."""
     quick: bool = False         # fewer steps and chunks: 1-2 minutes
-    threads: int = 0            # 0: every core
+    threads: int = 0            # 0: every core this process may use
     chunks: int = 0             # timed chunks of 50 steps per harness run; 0: 3 with quick, else 8
     pairs: int = 0              # the process row's pairs of whole processes, harness and plain loop; 0: 5
     steps: int = 0              # the steps of each of those processes; 0: 50 with quick, else the issue's 3,000
-    only: list[Section] = dataclasses.field(default_factory=lambda: [s for s in Section if s is not Section.WHOLE])
+    only: list[Section] = dataclasses.field(
+        default_factory=lambda: [s for s in Section if s not in (Section.WHOLE, Section.SHARED)])
 
     def finish(self) -> BenchOptions:
-        self.threads = self.threads or os.cpu_count() or 1
+        self.threads = self.threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                        else os.cpu_count() or 1)
         self.chunks = self.chunks or (3 if self.quick else 8)
         self.pairs = self.pairs or 5
         self.steps = self.steps or (50 if self.quick else 3000)

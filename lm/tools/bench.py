@@ -1,20 +1,22 @@
 """`make bench`: how fast this machine trains and samples the lessons' model, measured side by side in one run.
 
     python -m lm.tools.bench [quick=true] [threads=N] [chunks=N] [pairs=N] [steps=N]
-                             [only=train,sample,suite,memory,startup,process,report,scale,study,validation,whole]
+                             [only=train,sample,suite,memory,startup,process,report,scale,study,validation,whole,shared]
 
 Prints one table: the fp32 matmul rate; the model's FLOPs per training step; the step's matmuls and attention
 kernels alone, and the MFU they allow; a plain PyTorch loop against the harness (Lightning, MLflow and the run's
 callbacks) with its default options, compiled, and with the batch split between the threads; the sampler with and
 without its KV cache, on one thread; the suite's workers × threads; the peak memory of whole runs at N and 2N steps;
-how long each command takes to print a one-line error or its --cfg; a whole `make train` process against a plain loop's
-process over the same steps, with where the harness's extra seconds go; `make report` on the store you have,
+how long each command takes to print a one-line error or its --cfg; a whole `make train` process against a plain
+loop's process over the same steps, with where the harness's extra seconds go; `make report` on the store you have,
 which it reads and leaves as it was (lm/tools/bench_process.py); and a small study through `make ablations` against
 the same runs by a plain loop (lm/tools/bench_study.py); with only=whole, which no other default names, the whole
-study against its runs by the plain loop, once each (about an hour and a half). The plain loop runs in chunks
-between the harness's own chunks of steps (A B A B …, under the same load), each chunk's first step left out; ratios
-are medians of chunk against chunk. The machine's load average is printed with them: other work on the machine slows
-everything, and two OpenMP threads most. `quick=true` takes one to two minutes; the study rows alone take about ten.
+study against its runs by the plain loop, once each (about an hour and a half); with only=shared, which no other
+default names either, each command alone and beside a process busy on one core (lm/tools/bench_shared.py). The plain
+loop runs in chunks between the harness's own chunks of steps (A B A B …, under the same load), each chunk's first
+step left out; ratios are medians of chunk against chunk. The machine's load average is printed with them: other
+work on the machine slows everything, and two OpenMP threads most. `quick=true` takes one to two minutes; the study
+rows alone take about ten.
 Runs go to a scratch MLflow store, deleted after. The options: lm/spec/options.py's BenchOptions.
 """
 from __future__ import annotations
@@ -48,7 +50,7 @@ from lm.spec.options import BenchOptions as Options
 from lm.spec.options import parse as parse_options
 from lm.suite import suite
 from lm.suite.launchers.local import LocalPool
-from lm.tools import bench_process, bench_scale, bench_study
+from lm.tools import bench_process, bench_scale, bench_shared, bench_study
 from lm.tools.bench_process import load, progress
 from lm.tracking.store import Store
 
@@ -446,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
             bench_study.study(table, scratch, o.quick)
         if "whole" in o.only:
             bench_study.whole(table, scratch, o.quick)
+        if "shared" in o.only:
+            bench_shared.shared(table, scratch, o.quick, 1 if o.quick else 3)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"{time.perf_counter() - started:.0f} s; load average {load()} at the end")

@@ -21,7 +21,8 @@ from typing import NamedTuple
 import torch
 
 from lm import process
-from lm.model.model import GPT
+from lm.model import threads as torch_threads
+from lm.model.model import GPT, train_flops
 from lm.spec import config
 from lm.spec.errors import ConfigError
 
@@ -38,7 +39,7 @@ def train(cfg, steps: int, threads: int) -> Trained:
     """The run's model, trained for `steps` by the plain loop on `threads` torch threads, validated on the recipe's
     schedule."""
     torch.manual_seed(cfg.seed)
-    torch.set_num_threads(threads)
+    torch_threads.use(threads, "plain loop")
     folder = os.environ.get("TINYGPT_DATA_DIR") or Path(cfg.data.cache_dir).expanduser()
     text = (Path(folder) / cfg.data.filename).read_text(encoding="utf-8")
     chars = sorted(set(text))
@@ -97,7 +98,8 @@ def main(argv: list[str]) -> int:
         cfg = config.load(argv[1:])
     except ConfigError as e:
         return process.fail(str(e))
-    done = train(cfg, steps, os.cpu_count())
+    asked = cfg.runtime.threads or torch_threads.automatic(train_flops(cfg.model, cfg.train.batch_size))
+    done = train(cfg, steps, asked)
     print(f"val_loss {done.val_loss:.4f} after {steps} steps in {time.perf_counter() - started:.1f} s; "
           f"{done.ms_per_step:.2f} ms/step; {done.validations} validations of {done.validation_s:.2f} s")
     return 0

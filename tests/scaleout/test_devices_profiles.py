@@ -29,6 +29,7 @@ def test_each_worker_gets_a_gpu_of_its_own_while_there_are_enough():
 def machine(monkeypatch):
     """A 16-core machine whose GPUs the test decides, with no GPU plan in the environment yet."""
     monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))   # the cores this process may use
     for key in (devices.WORKER_GPUS, "CUDA_VISIBLE_DEVICES"):
         monkeypatch.setenv(key, "")
         monkeypatch.delenv(key)

@@ -9,6 +9,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import forkserver
 
+from lm.model.threads import cores
+from lm.model.threads import use as use_threads
 from lm.run import devices
 from lm.suite.launchers import Launch, LauncherConfig, WorkerDied, register
 
@@ -22,7 +24,7 @@ def plan_workers(jobs: int, workers: int = 0, threads: int = 0, gpus: int = 0) -
     OpenMP threads that wait on each other lose far more than that whenever the machine is shared. One thread also
     keeps a run's floats the same whatever the worker count (the thread count changes them, 1e-4 after 100 steps)."""
     threads = threads or 1
-    slots = gpus or (os.cpu_count() or 1) // threads
+    slots = gpus or cores() // threads
     return workers or max(1, min(jobs, slots)), threads
 
 
@@ -48,12 +50,10 @@ def _init_worker(threads: int, workers_lock: str, slot: int, environ: dict[str, 
         os.environ.clear()
         os.environ.update(environ)
     os.chdir(cwd)
-    import torch
-
     from lm.suite import preload  # noqa: F401  (imported already where the fork server preloaded it)
     from lm.run.train import StopOnSignal
 
-    torch.set_num_threads(threads)
+    use_threads(threads, "suite worker")
     # Ctrl-C is for the run in progress, which stops cleanly at its step; one that comes before a run is under way
     # (the worker's start-up, the run's set-up) is kept for it, which stops at its first step.
     signal.signal(signal.SIGINT, StopOnSignal.remember)

@@ -132,9 +132,9 @@ def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
 
 def expected_jobs(args: list[str]) -> dict[tuple[str, str, str], object]:
     """(experiment, variant, seed) → the job's config, for the runs a suite command asks for."""
-    from lm.suite import suite
+    from lm.suite import load_suite_config, plan
 
-    jobs = suite.plan(suite.load_suite_config(args)).jobs
+    jobs = plan(load_suite_config(args)).jobs
     return {(j.experiment, j.spec.variant, str(j.spec.seed)): j.cfg for j in jobs}
 
 

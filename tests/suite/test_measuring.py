@@ -15,7 +15,8 @@ from analysis.report.kinds import KINDS
 from lm.spec import exercises, measures, needs
 from lm.spec.measures import TABLE, When
 from lm.suite import SuiteSpec, load_suite_config, plan, run
-from lm.suite.suite import State, attach
+from lm.suite import State
+from lm.suite.bookkeeping import find_runs
 from lm.tracking.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,13 +107,13 @@ def test_a_run_trained_again_in_place_makes_what_it_began_with(tmp_path):
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     p = plan(load_suite_config(["quick=true", "ablations=[scaling]", f"tracking_uri={uri}"]))
     store = Store(uri)
-    attach(store, p.exercises, p.jobs, "quick/")
+    find_runs(store, p.exercises, p.jobs, quick=True)
     job = p.jobs[0]
     assert not job.cfg.measure.knockout
     run_id = store.create_run(job.experiment, job.spec.name, {"config_hash": job.config_hash}, parent=job.parent)
     store.client.log_param(run_id, "measure.knockout", "True")   # then killed: left RUNNING
     again = plan(load_suite_config(["quick=true", "ablations=[scaling]", f"tracking_uri={uri}"]))
-    attach(store, again.exercises, again.jobs, "quick/")
+    find_runs(store, again.exercises, again.jobs, quick=True)
     assert again.jobs[0].run_id == run_id and again.jobs[0].cfg.measure.knockout
 
 

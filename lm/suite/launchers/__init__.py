@@ -18,7 +18,7 @@ A launcher of your own is one module here and one config:
     name: mine
     parameters: {queue: long}
 
-and `make ablations ARGS="launcher=mine"` runs on it. A launcher runs lm.suite.suite.run_job(cfg, run_id, init_run)
+and `make ablations ARGS="launcher=mine"` runs on it. A launcher runs lm.suite.worker.run_job(cfg, run_id, init_run)
 somewhere that reaches the store, and returns what it returned.
 """
 import importlib
@@ -47,7 +47,7 @@ class Launch:
     workers: int                # the suite's workers=: processes on this machine; 0: chosen for it
     threads: int                # the suite's threads=: torch threads per run; 0: one
     accelerator: str            # the runs' runtime.accelerator
-    workers_lock: str           # the file a process that trains on this machine holds shared (suite.exclusive)
+    workers_lock: str           # the file a process that trains on this machine holds shared (lm.suite.bookkeeping.exclusive)
 
 
 class WorkerDied(RuntimeError):

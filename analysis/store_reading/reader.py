@@ -19,6 +19,7 @@ from lm.spec import measures
 from lm.spec.errors import TrackingError
 from lm.spec.exercises import Exercise, NotApplicable, NotMeasured, NotRun
 from lm.tracking.store import every_experiment, every_run, pointed_at
+from lm.tracking.naming import QUICK_PREFIX
 from lm.tracking.store_check import check_server, redact, sqlite_file
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
@@ -111,12 +112,12 @@ class Reader:
             for job in jobs:
                 job.result()
 
-    def exercise_files(self, prefix: str = "", skip=()) -> dict[str, str]:
+    def exercise_files(self, quick: bool = False, skip=()) -> dict[str, str]:
         """{experiment: the text of exercise.yaml} for every experiment whose parent run (tag role=exercise)
-        carries that artifact, among those named with `prefix` ("quick/"), or, with none, all but quick ones;
-        the experiments in `skip` are not looked at."""
+        carries that artifact, among the quick suite's experiments (quick) or the full suite's; the experiments in
+        `skip` are not looked at."""
         ids = [e.experiment_id for name, e in self.experiments.items() if name not in skip
-               and (name.startswith(prefix) if prefix else not name.startswith("quick/"))]
+               and name.startswith(QUICK_PREFIX) == quick]
         if not ids:
             return {}
         parents = every_run(self.client, ids, "tags.role = 'exercise'", order_by=["attributes.start_time DESC"])

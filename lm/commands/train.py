@@ -11,25 +11,13 @@ if __name__ == "__main__":  # the command line: checked (and --cfg or a sweep do
     process.before_imports(cli.train_front)
 
 # The heavy imports: torch, Lightning and MLflow take 5 s, which a mistake on the command line never waits for.
-import mlflow
-
 from lm.commands import cli, makeargs
 from lm.model.data import prepare
 from lm.run import train as one_run
 from lm.spec import config
-from lm.spec.config import RunConfig
 from lm.spec.errors import USER_ERRORS
 from lm.tracking.store import Store
-from lm.tracking.store_check import RunRecord
 
-
-def check_resume(store: Store, run_id: str, cfg: RunConfig) -> None:
-    """--resume RUN_ID, checked through MLflow's client (the command line checked it already, where it could)."""
-    try:
-        run = store.client.get_run(run_id) if run_id else None
-    except mlflow.exceptions.MlflowException:
-        run = None
-    cli.check_resume(run and RunRecord(run_id, run.info.status, run.data.tags), run_id, store.uri, cfg)
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -43,7 +31,8 @@ def main(argv: list[str] | None = None) -> int:
         corpus = prepare(cfg)
         store = Store(cfg.tracking.uri, cfg.tracking.checkpoint_dir)
         if resume_id is not None:
-            check_resume(store, resume_id, cfg)
+            # checked again through MLflow's client: the command line checked it without, where it could
+            cli.check_resume(store.run_record(resume_id) if resume_id else None, resume_id, store.uri, cfg)
     except USER_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -5,7 +5,7 @@
 
 Hydra's override parser reads the arguments and its BasicSweeper's rule makes the grid (every combination of the
 swept values: lists, range(), choice(), config groups). Each point is a variant named after its values
-(`n_head=2,n_layer=4`), trained with 1 seed unless seeds= says more, through the suite (lm.suite.run): resumable (a finished
+(`n_head=2,n_layer=4`), trained with 1 seed unless seeds= says more, through lm.suite.run: resumable (a finished
 point is never trained again), on parallel workers or a launcher, with a progress bar and an ETA. The suite's own
 keys (seeds, workers, threads, launcher, quick, tracking_uri) configure it; every other override is the grid.
 

@@ -3,8 +3,8 @@ for `make bench only=scale` and the tests that hold the suite to a store of more
 
 One exercise, `scale`, of two variants and n/2 seeds each. The suite's own plan composes its runs, the suite's own
 find_runs() and open_run() create the parent run and the first child with the suite's tags, and that child is
-finished as a run finishes (its params, its headline metrics, FINISHED). Every other child is that first one's rows in MLflow's own
-tables (mlflow.store.tracking.dbmodels), copied in one transaction with its own run id, name, seed, config hash,
+finished as a run finishes (its params, its headline metrics, FINISHED). Every other child is that first one's rows
+in MLflow's own tables (mlflow.store.tracking.dbmodels), copied in one transaction with its own run id, name, seed, config hash,
 params and metrics: MLflow's client creates a run in 37 to 98 ms here (one transaction for the run, one for its
 tags and values, one to end it), six to sixteen minutes for 10,000.
 """

@@ -11,7 +11,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from analysis.report import sections
-from analysis.report.kinds import KINDS
+from analysis.report.kinds import SECTION_KINDS
 from lm.spec import exercises, measures, needs
 from lm.spec.measures import TABLE, When
 from lm.suite import SuiteSpec, load_suite_config, plan, run
@@ -90,7 +90,7 @@ def test_another_exercises_claim_on_a_variant_makes_its_runs_measure_it(tmp_path
 
 def test_each_report_kind_is_known_with_all_it_fetches():
     """lm/spec/needs.py's KIND_READS against the report's own lists of what each kind fetches of every run."""
-    for name, kind in KINDS.items():
+    for name, kind in SECTION_KINDS.items():
         fetched = set(kind().histories()) | set(kind().artifacts())
         assert name in needs.KIND_READS and fetched <= needs.report_reads({"kind": name}), name
     for name in sections.modules():

@@ -41,7 +41,7 @@ def _holding(lock_path: str, fn, *args):
 def _in_slurm_job(fn, *args):
     """In a SLURM job: submitit's handler of SLURM's warning before the time limit (SIGUSR2, `--signal=USR2@90`)
     would requeue the job, or fail the run if the limit is near; the run answers that signal itself once it trains
-    (lm.run.train.StopOnSignal: step, checkpoint, KILLED), and before that SLURM's SIGTERM at the limit does the same."""
+    (lm.run.callbacks.StopOnSignal: step, checkpoint, KILLED), and before that SLURM's SIGTERM at the limit does the same."""
     signal.signal(signal.SIGUSR2, signal.SIG_IGN)
     return fn(*args)
 

@@ -11,7 +11,7 @@ import torch
 from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
 from pytorch_lightning.loggers import MLFlowLogger
 
-from lm.spec import faults
+from lm import faults
 from lm.tracking.store import Store
 
 

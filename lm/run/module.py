@@ -6,7 +6,7 @@ import torch
 import torch._functorch.config  # private: tests/config/test_private_internals.py
 
 from lm.model.model import GPT, GPTConfig, honest_loss, token_losses
-from lm.spec import faults
+from lm import faults
 from lm.spec.schema import TrainConfig  # noqa: F401  (a run's settings, checked before torch loads)
 
 

@@ -15,7 +15,7 @@ from mlflow.entities import Metric, Param, RunStatus, RunTag
 from mlflow.tracking import MlflowClient
 from mlflow.tracking._tracking_service import utils as mlflow_uri
 
-from lm.spec import faults
+from lm import faults
 from lm.spec.errors import TrackingError  # noqa: F401  (raised here, caught before MLflow is imported)
 from lm.tracking.store_check import RunRecord  # noqa: F401  (known without MLflow)
 from lm.tracking.store_check import check_server, default_store, redact, resolve_uri, sqlite_file  # noqa: F401

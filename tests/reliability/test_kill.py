@@ -94,7 +94,7 @@ def test_a_fault_fires_though_an_earlier_suite_with_the_same_pid_left_its_mark()
     """Pids come round (pid_max is 32768 here) and the marks stay in /tmp: an earlier root's mark under the same pid
     would keep the fault from firing. Each root's mark is its pid and its start."""
     code = ("import os, tempfile\n"
-            "from lm.spec import faults\n"
+            "from lm import faults\n"
             "old = os.path.join(tempfile.gettempdir(), f'tinygpt-fault-{os.getpid()}-validation-3')\n"
             "open(old, 'a').close()\n"   # an earlier root's mark, in the old name, under this pid
             "try:\n"

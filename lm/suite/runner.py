@@ -48,7 +48,7 @@ def run(spec: SuiteSpec, echo: bool = True) -> SuiteResult:
         p = plan(spec)
         uri = store_check.resolve_uri(spec.tracking_uri)
         launcher = launchers.find(spec.launcher.name)
-        if hasattr(launcher, "warm") and store_check.is_new(uri):
+        if store_check.is_new(uri):
             launcher.warm()   # beside the imports and the store below: every run is to do
         # The heavy imports, torch and MLflow (Lightning is the workers'), once the arguments, every run's config and
         # the server's answer to this login are known to be good: a mistake above is one line at once.

@@ -12,6 +12,8 @@ A launcher of your own is one module here and one config:
         @classmethod
         def check(cls, cfg: LauncherConfig) -> None: ...   # a ConfigError of one line if it cannot launch
         @classmethod
+        def warm(cls) -> None: ...                          # what can start early; nothing, for most
+        @classmethod
         def start(cls, launch: Launch) -> "Mine": ...       # capacity, threads, then submit, describe, ...
 
     # conf/launcher/mine.yaml (LauncherConfig's keys; settings of its own go in `parameters`)
@@ -79,9 +81,10 @@ class Launcher(Protocol):
     def start(cls, launch: Launch) -> "Launcher":
         """The launcher, ready for the launch's runs."""
 
-    # Optional, and the suite calls it only where every run is still to do (a new store), before its own set-up:
-    # @classmethod
-    # def warm(cls) -> None: what can start beside that set-up (local.py: its workers' imports).
+    @classmethod
+    def warm(cls) -> None:
+        """What can start beside the suite's own set-up (local.py: its workers' imports), called only where every
+        run is still to do (a new store); a launcher with nothing to start beside it does nothing."""
 
     def submit(self, fn: Callable[..., dict], *args) -> Work:
         """fn(*args) started; a submission that fails is a Work whose result() raises."""

@@ -252,6 +252,10 @@ class SubmititLauncher:
         """The launcher, its executor made from the launch's settings."""
         return cls(launch.config, launch.workers_lock)
 
+    @classmethod
+    def warm(cls) -> None:
+        """Nothing: each job starts its own process, wherever the cluster puts it."""
+
     @staticmethod
     def check(cfg: LauncherConfig) -> tuple[str, Any, dict]:
         """Everything that can be checked before a run is touched; a ConfigError of one line if it cannot launch.

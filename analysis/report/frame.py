@@ -313,8 +313,8 @@ def build(runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str, out: Pat
         old.unlink()
     doc = Doc(figs)
     # The exercises' pictures are written first, each exercise's as soon as its runs are read: the painter's workers
-    # draw them while the rest is written. Written last, the figures were the report's critical path, and the
-    # workers waited 4.7 s for their first (2026-12-01).
+    # draw them while the rest is written. Written last, the figures would be the report's critical path, the
+    # workers idle until the first.
     pictures, heads_by_run, knocked = {}, {}, []
     for name, er in runs.items():
         parts = sections.entries(er.exercise)

@@ -24,8 +24,8 @@ from lm.tracking.store_check import check_server, redact, sqlite_file
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 # Each window's value of a final metric, as the runs log it: the final validation's loss on every window of the
-# held-out text, in order (lm/run/train.py on branch claims, WINDOW_LOSSES). The engine pairs two runs window by window
-# with it (analysis/verdicts/claims.py); runs from before it was logged have none, and the table says so.
+# held-out text, in order (lm/run/train.py's WINDOW_LOSSES). The engine pairs two runs window by window with it
+# (analysis/verdicts/claims.py); a run without the file has none, and the table says so.
 WINDOW_VALUES = {"val_loss": "val_window_losses.npy"}
 
 
@@ -89,7 +89,7 @@ class Reader:
             dst = Path(self._tmp.name) / run_id
             dst.mkdir(exist_ok=True)
             # From the run's artifact location where search_runs gave it: by run id, MLflow looks the run up
-            # again first, which made each file 18 ms rather than 4 (a local store, 2026-12-01).
+            # again first, which makes each file several times slower to fetch.
             where = self._artifact_uris.get(run_id)
             try:
                 if where:

@@ -226,7 +226,7 @@ def harness_run(corpus, store, overrides: list[str], plain: PlainLoop, warmup: i
 # Sampling, the suite, memory
 
 
-# Issue 36's goal for 1,000 characters from the base model on one thread (ours: no lesson times its sampler).
+# The goal for 1,000 characters from the base model on one thread: ours, as no lesson times its sampler.
 SAMPLE_GOAL_S = 0.15
 
 

@@ -17,10 +17,10 @@ UNUSED = ("scipy", "matplotlib")
 _asked: tuple | None = None   # lightning_utilities' own two checks, while UNUSED is hidden
 
 
-def before_imports(front: Callable[[list[str]], int | None]) -> None:
-    """Runs a command's front on the command line; exits with its status if it settled the command (an error,
+def before_imports(first: Callable[[list[str]], int | None]) -> None:
+    """Runs what a command does first (its input checked) on the command line; exits with its status if it settled the command (an error,
     --cfg, a sweep), returns if the work can start, with the garbage collector off until after_imports."""
-    code = front(sys.argv[1:])
+    code = first(sys.argv[1:])
     if code is not None:
         sys.exit(code)
     hide_unused()

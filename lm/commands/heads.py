@@ -11,7 +11,7 @@ import sys
 if __name__ == "__main__":  # the options checked before pandas, torch and MLflow load (lm/commands/cli.py)
     from lm import process
     from lm.commands import cli
-    process.before_imports(cli.heads_front)
+    process.before_imports(cli.heads_before_imports)
 
 import torch
 from tqdm import tqdm

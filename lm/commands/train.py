@@ -8,7 +8,7 @@ import sys
 if __name__ == "__main__":  # the command line: checked (and --cfg or a sweep done) before the imports below
     from lm import process
     from lm.commands import cli
-    process.before_imports(cli.train_front)
+    process.before_imports(cli.train_before_imports)
 
 # The heavy imports: torch, Lightning and MLflow take 5 s, which a mistake on the command line never waits for.
 from lm.commands import cli, makeargs
@@ -21,7 +21,7 @@ from lm.tracking.store import Store
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    done = cli.train_front(argv)  # --cfg, a sweep, or a mistake in the arguments
+    done = cli.train_before_imports(argv)  # --cfg, a sweep, or a mistake in the arguments
     if done is not None:
         return done
     flags = cli.parse_flags(argv)

@@ -40,7 +40,7 @@ PAGE = 10_000  # runs per search_runs call: MLflow caps one call at 50,000, and 
 def every_run(client: MlflowClient, experiment_ids: list[str], filter_string: str = "",
               order_by: list[str] | None = None) -> list:
     """Every run that matches, page after page: one search_runs call returns at most max_results runs, the newest
-    first, so past that many an experiment's oldest runs (the suite's parent run first) were silently left out."""
+    first, so past that many an experiment's oldest runs (the suite's parent run first) would be silently left out."""
     runs, token = [], None
     while True:
         page = client.search_runs(experiment_ids, filter_string, max_results=PAGE, order_by=order_by,

@@ -20,7 +20,7 @@ def no_store(uri: str) -> str | None:
     return None
 
 
-def front(argv: list[str]) -> int | None:
+def report_before_imports(argv: list[str]) -> int | None:
     """`python -m analysis.report`: the options, the exercises and the store's file checked; None when the report
     can be built."""
     try:

@@ -23,6 +23,7 @@ if __name__ == "__main__":  # `make export`: --help and the options answered bef
 import pandas as pd  # noqa: E402
 
 from analysis.verdicts import stats
+from lm.tracking.naming import experiment_name
 from lm.tracking.store_check import resolve_uri
 
 HISTORIES = ["train_loss", "val_loss", "honest_val_loss", "train_time_s", "val_loss_at_position"]
@@ -49,12 +50,11 @@ def claims_runs(quick: bool, ablations, tracking_uri: str | None):
     files = exercises.load_all()
     known = {**store_exercises(reader, quick, files), **files}
     chosen = exercises.select(ablations, known)
-    prefix = "quick/" if quick else ""
-    runs = {ex.name: ExerciseRuns(ex, prefix + ex.name, reader) for ex in chosen}
+    runs = {ex.name: ExerciseRuns(ex, experiment_name(ex.name, quick), reader) for ex in chosen}
     # every other exercise too: what the chosen claims read of them, and the variants each metric's seeds' variance
     # is pooled over (analysis/verdicts/variance.py), as in the full report
     for name in set(known) - set(runs):
-        runs[name] = ExerciseRuns(known[name], prefix + name, reader)
+        runs[name] = ExerciseRuns(known[name], experiment_name(name, quick), reader)
     return uri, runs, known, [ex.name for ex in chosen]
 
 

@@ -9,25 +9,23 @@ from typing import Callable, Iterator, NoReturn
 from omegaconf import OmegaConf
 
 # What torchmetrics, which Lightning imports, loads with itself for what no command here uses: its audio metrics'
-# scipy.signal and its plots' matplotlib. That is about 0.6 s of the 3.2 s of a run's imports (`python -X importtime
-# -m lm.commands.train train.steps=1 measure=none`, its top-level imports summed, four pairs A B, medians 3.2 against
-# 2.6 s, 2026-12-04), and 1.0 to 1.6 s of a suite worker's, whose collector stays on (`import lm.run.train`, three
-# pairs). torchmetrics asks lightning_utilities whether each is installed; through a command's imports (hide_unused
+# scipy.signal and its plots' matplotlib: about a fifth of a run's imports, more of a suite worker's, whose collector
+# stays on (docs/notebook.md). torchmetrics asks lightning_utilities whether each is installed; through a command's imports (hide_unused
 # to show_unused) the answer is no. A later import of either is untouched (the report's figures, the verdicts'
 # scipy.stats), and so is a later question.
 UNUSED = ("scipy", "matplotlib")
 _asked: tuple | None = None   # lightning_utilities' own two checks, while UNUSED is hidden
 
 
-def before_imports(front: Callable[[list[str]], int | None]) -> None:
-    """Runs a command's front on the command line; exits with its status if it settled the command (an error,
+def before_imports(first: Callable[[list[str]], int | None]) -> None:
+    """Runs what a command does first (its input checked) on the command line; exits with its status if it settled the command (an error,
     --cfg, a sweep), returns if the work can start, with the garbage collector off until after_imports."""
-    code = front(sys.argv[1:])
+    code = first(sys.argv[1:])
     if code is not None:
         sys.exit(code)
     hide_unused()
     # The imports that follow make half a million objects and almost no garbage, yet their allocations set off full
-    # collections that walk all of them: 8 in a run's imports, 1.0 s (gc.callbacks, 2026-12-01).
+    # collections that walk all of them, about a second of a run's imports.
     gc.disable()
 
 def after_imports() -> None:
@@ -44,7 +42,7 @@ def after_imports() -> None:
 def heavy_imports() -> Iterator[None]:
     """The collector off through a block of heavy imports outside a command's own (a suite's imports after its plan,
     its workers' fork server), and what they made frozen after it, as before_imports and after_imports do for a
-    command. The fork server's imports took 3.3 to 4.1 s with it on, 2.3 s off (three runs each, 2026-12-04)."""
+    command: the collector's full walks of what the imports made cost a second or more."""
     if not gc.isenabled():   # inside a command's own block already
         yield
         return
@@ -89,7 +87,7 @@ def show_unused() -> None:
 
 def finish(code: int) -> NoReturn:
     """Exits with code, past the interpreter's last garbage collection, which walks every object the imports made
-    (0.5 s at the end of a report, 2026-12-01) to free memory the process is about to hand back anyway. Exit handlers
+    (half a second at the end of a report) to free memory the process is about to hand back anyway. Exit handlers
     and finalizers still run."""
     gc.freeze()
     sys.exit(code)

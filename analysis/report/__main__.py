@@ -3,7 +3,7 @@
 if __name__ == "__main__":
     from analysis import options
     from lm import process
-    process.before_imports(options.front)
+    process.before_imports(options.report_before_imports)
 
 from analysis.report.frame import main  # noqa: E402
 

@@ -38,13 +38,13 @@ def pack(data: dict) -> bytes:
     rows = (row[: q + 1] if data["mask"] else row
             for line in data["lines"] for block in line["weights"] for head in block for q, row in enumerate(head))
     weights = np.fromiter(itertools.chain.from_iterable(rows), float)   # quantised at once, not row by row
-    # zlib's default level: level 9 took 0.3 s of a report for blobs 2% smaller.
+    # zlib's default level: level 9 costs a noticeable part of a report for blobs barely smaller.
     return zlib.compress(np.clip(np.rint(weights * 255), 0, 255).astype(np.uint8).tobytes())
 
 
 # The runs a variant shows in the view: its lowest seeds. Every run's attention in the page would make a sweep's report
-# grow with its seeds (a store of 10,000 runs: 10,000 artifacts read, 48 of the report's 194 s, 2026-12-02) for a
-# view that is for looking, not for statistics (the head tables and the knock-out read every seed).
+# grow with its seeds (a store of 10,000 runs: an artifact read for each, a quarter of the report's time) for a view
+# that is for looking, not for statistics (the head tables and the knock-out read every seed).
 SEEDS_SHOWN = 3
 
 

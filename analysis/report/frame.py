@@ -29,7 +29,7 @@ from analysis.options import parse
 from analysis.report import (attention_view, docs_pages, environments, knockout, outcomes, painter, parent_runs,
                              sections, verdict_grid)
 from analysis.report.document import Doc
-from analysis.report.kinds import Context, Kind, what_changes
+from analysis.report.kinds import Context, SectionKind, what_changes
 from analysis.store_reading.reader import ExerciseRuns, Reader, StoreError
 from analysis.verdicts import claims, decision, stats
 from analysis.verdicts.decision import FIRM
@@ -40,6 +40,7 @@ from lm.spec.errors import ConfigError
 from lm.spec.exercises import Source, terms, tree
 from lm.spec.options import ReportOptions
 from lm.tracking import store_check
+from lm.tracking.naming import QUICK_PREFIX, experiment_name
 from lm.tracking.store import EXPERIMENT_KIND
 from lm.tracking.store_check import redact, resolve_uri, sqlite_file
 
@@ -271,7 +272,7 @@ def _pct(x) -> str:
     return "-" if x is None or pd.isna(x) else f"{x:.0%}"
 
 
-def reads(er: ExerciseRuns, parts: list[Kind]) -> tuple[list, list]:
+def reads(er: ExerciseRuns, parts: list[SectionKind]) -> tuple[list, list]:
     """Everything the report reads of an exercise's finished runs beyond search_runs, as (run id, key) histories
     and (run id, path) artifacts: its pictures' (the entries of its `report:` block), its claims' curves at a step,
     its head statistics and knock-outs, and the attention lines of the seeds the explorer shows. `make bench` reads
@@ -290,7 +291,7 @@ def reads(er: ExerciseRuns, parts: list[Kind]) -> tuple[list, list]:
     return list(dict.fromkeys(histories)), list(dict.fromkeys(artifacts))
 
 
-def prefetch(er: ExerciseRuns, parts: list[Kind]) -> dict[str, pd.DataFrame]:
+def prefetch(er: ExerciseRuns, parts: list[SectionKind]) -> dict[str, pd.DataFrame]:
     """What the report reads of an exercise (reads), fetched side by side; returns the runs' heads.csv tables, by
     run id."""
     er.reader.prefetch(*reads(er, parts))
@@ -314,8 +315,8 @@ def build(runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str, out: Pat
         old.unlink()
     doc = Doc(figs, opts.svg)
     # The exercises' pictures are written first, each exercise's as soon as its runs are read: the painter's workers
-    # draw them while the rest is written. Written last, the figures were the report's critical path, and the
-    # workers waited 4.7 s for their first (2026-12-01).
+    # draw them while the rest is written. Written last, the figures would be the report's critical path, the
+    # workers idle until the first.
     pictures, heads_by_run, knocked = {}, {}, []
     for name, er in runs.items():
         parts = sections.entries(er.exercise)
@@ -353,9 +354,9 @@ def build(runs: dict[str, ExerciseRuns], opts: ReportOptions, uri: str, out: Pat
 def store_exercises(reader: Reader, quick: bool, files: dict) -> dict[str, exercises.Exercise]:
     """Exercises that exist only in the store: an experiment whose parent run carries exercise.yaml (a sweep
     records itself so). Named after the experiment, less the quick suite's prefix; a file of that name wins."""
-    found, prefix = {}, "quick/" if quick else ""
-    for experiment, text in reader.exercise_files(prefix, skip={prefix + name for name in files}).items():
-        name = experiment.removeprefix(prefix)
+    found = {}
+    for experiment, text in reader.exercise_files(quick, skip={experiment_name(name, quick) for name in files}).items():
+        name = experiment.removeprefix(QUICK_PREFIX) if quick else experiment
         try:
             ex = exercises.parse(name, text, f"{experiment}: exercise.yaml")
             sections.entries(ex)
@@ -368,7 +369,7 @@ def store_exercises(reader: Reader, quick: bool, files: dict) -> dict[str, exerc
 
 def log_report(reader: Reader, out: Path, opts: ReportOptions, counts: dict) -> str:
     """One run per report in the experiment `report` (or `quick/report`): the files and the verdict counts."""
-    name = ("quick/" if opts.quick else "") + "report"
+    name = experiment_name("report", opts.quick)
     client = reader.client
     exp = client.get_experiment_by_name(name)
     if exp is None:
@@ -413,21 +414,22 @@ def open_runs(argv: list[str], drawing: painter.Painter | None = None) -> Opened
         print(f"error: {e}", file=sys.stderr)
         return 2
     uri = resolve_uri(opts.tracking_uri)
-    prefix = "quick/" if opts.quick else ""
     try:
         reader = Reader(uri)
         known = {**store_exercises(reader, opts.quick, files), **files}
         runs = {}
         for ex in exercises.select(opts.ablations, known):
-            runs[ex.name] = ExerciseRuns(ex, prefix + ex.name, reader)
+            runs[ex.name] = ExerciseRuns(ex, experiment_name(ex.name, opts.quick), reader)
             if drawing is not None and len(runs[ex.name].finished):  # a store with nothing to draw starts none
                 drawing.start()
         # the other exercises: what the chosen claims read of them, and their variants, which each metric's seeds'
         # variance is pooled over (analysis/verdicts/variance.py) as in the full report
-        sources = {name: ExerciseRuns(known[name], prefix + name, reader) for name in set(known) - set(runs)}
+        sources = {name: ExerciseRuns(known[name], experiment_name(name, opts.quick), reader)
+                   for name in set(known) - set(runs)}
         if not any(len(er.finished) or len(er.others) for er in runs.values()):
             raise StoreError(f"no runs of the {'quick ' if opts.quick else ''}exercises in {redact(uri)} (experiments "
-                             f"{prefix}<exercise>); run `make ablations{'-quick' if opts.quick else ''}` first")
+                             f"{experiment_name('<exercise>', opts.quick)}); run "
+                             f"`make ablations{'-quick' if opts.quick else ''}` first")
     except ConfigError as e:  # a name neither a file nor the store holds
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -451,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(opened, int):
         return opened
     opts, reader, runs, known, sources = opened
-    uri, prefix = reader.uri, "quick/" if opts.quick else ""
+    uri = reader.uri
     out = Path(opts.out)
     title = "tinygpt ablations: the lessons' exercises, reproduced" + (" (quick suite)" if opts.quick else "")
     doc, table = build(runs, opts, uri, out, title, known, sources)
@@ -461,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     run_id = log_report(reader, out, opts, table.counts()) if opts.log else None
     if opts.log:  # each exercise's verdicts and figures, on its parent run
         parent_runs.log(runs, table, out / "figures")
-    logged = f"; logged as run {run_id} in experiment '{prefix}report'" if run_id else ""
+    logged = f"; logged as run {run_id} in experiment '{experiment_name('report', opts.quick)}'" if run_id else ""
     print(f"wrote {out / 'report.html'} and {out / 'report.md'}{''.join(f', {p}' for p in pages)} in "
           f"{time.time() - started:.1f} s{logged}")
     print(f"claims: {table.summary()}")

@@ -102,7 +102,7 @@ def _final_table(ctx: Context, variants: list[str], keys: list[str], swept: list
 
 # --- the kinds ---------------------------------------------------------------------------------------------
 @dataclass
-class Kind:
+class SectionKind:
     name: ClassVar[str] = ""
 
     def histories(self) -> list[str]:
@@ -116,7 +116,7 @@ class Kind:
 
 
 @dataclass
-class Curves(Kind):
+class Curves(SectionKind):
     """Metrics over steps, one line per variant and metric: the mean over seeds with a ± 1 std band. `baselines`:
     final metrics drawn as horizontal lines (the mean over every run)."""
     name: ClassVar[str] = "curves"
@@ -153,7 +153,7 @@ class Curves(Kind):
 
 
 @dataclass
-class Final(Kind):
+class Final(SectionKind):
     """Final values per variant: mean ± std, seeds and the 95% interval of the mean, as a table and a figure."""
     name: ClassVar[str] = "final"
     metrics: list[str] | None = None
@@ -176,7 +176,7 @@ class Final(Kind):
 
 
 @dataclass
-class Sweep(Kind):
+class Sweep(SectionKind):
     """A final metric against each swept value: each param the variants set to different values, the mean over
     seeds with its 95% interval, and every seed."""
     name: ClassVar[str] = "sweep"
@@ -222,7 +222,7 @@ def _number(value):
 
 
 @dataclass
-class Heads(Kind):
+class Heads(SectionKind):
     """Head statistics per variant as heatmaps: a row per statistic, a column per variant, a cell per (block,
     head), the mean over seeds of heads.csv."""
     name: ClassVar[str] = "heads"
@@ -245,7 +245,7 @@ class Heads(Kind):
 
 
 @dataclass
-class Attention(Kind):
+class Attention(SectionKind):
     """Every head's attention on the corpus's heatmap line, for the lowest seed of each variant."""
     name: ClassVar[str] = "attention"
     variants: list[str] | None = None
@@ -268,7 +268,7 @@ class Attention(Kind):
 
 
 @dataclass
-class ByPosition(Kind):
+class ByPosition(SectionKind):
     """The loss at each position of the window, one line per variant, mean over seeds; at the positions the
     exercise's claims compare, each seed as a dot."""
     name: ClassVar[str] = "by_position"
@@ -297,7 +297,7 @@ class ByPosition(Kind):
 
 
 @dataclass
-class Samples(Kind):
+class Samples(SectionKind):
     """The first sample of each variant's lowest seed, or with `join` all of its (short) samples on one line.
     `heading` may name the variant and any param: "Temperature {sample.temperature}"."""
     name: ClassVar[str] = "samples"
@@ -325,7 +325,7 @@ class Samples(Kind):
 
 
 @dataclass
-class AgainstTime(Kind):
+class AgainstTime(SectionKind):
     """A metric against training time (validation excluded) and, beside it, against steps, one line per variant;
     an exercise with a `budget` variant gets its mean training time as a dashed line."""
     name: ClassVar[str] = "against_time"
@@ -357,8 +357,8 @@ class AgainstTime(Kind):
                    + (f"; the dashed line is the budget, {er.exercise.budget}'s training time." if budget else "."))
 
 
-KINDS = {k.name: k for k in (Curves, Final, Heads, Attention, ByPosition, Samples, AgainstTime, Sweep)}
+SECTION_KINDS = {k.name: k for k in (Curves, Final, Heads, Attention, ByPosition, Samples, AgainstTime, Sweep)}
 
 
-def options(kind: type[Kind]) -> list[str]:
+def options(kind: type[SectionKind]) -> list[str]:
     return [f.name for f in fields(kind)]

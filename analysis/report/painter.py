@@ -2,8 +2,8 @@
 arguments (pandas tables, lists and numbers), and the painter's worker processes draw it and save it as PNG while
 the report goes on.
 
-Drawing was the report's largest cost: on the full 3-seed store, building the figures took 5.1 s of the report's
-15 s and saving them 7 s more, all in one process (2026-12-01). The report's own process never imports matplotlib or
+Drawing in the report's own process would be its largest cost, building and saving the figures most of its time
+(docs/notebook.md). The report's own process never imports matplotlib or
 seaborn: its forked workers do, as the report starts them, once it knows there is something to draw. Where fork is
 not the safe default (macOS, Windows), or with workers=0, the figures are drawn in the process, one after another.
 """
@@ -41,15 +41,13 @@ def paint(p: Plot, path: str, svg: bool = False) -> None:
 def default_workers() -> int:
     """One worker per core, at most four. The workers run at a lower priority (NICE), so the report's own process
     keeps a core while it reads and judges, and they take every core once it waits on them: on the full store the
-    report's process uses about 12 s of CPU and the drawing about 13 s, its imports included (2026-12-04)."""
+    report's own work and the drawing take about as much CPU each."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, min(4, cores))
 
 
-# How much lower the workers' priority is than the report's. On the full store (108 runs) on 2 cores, quiet, side by
-# side (2026-12-04): two workers at priority 0 against 5, 17.7, 15.7, 16.8 s against 16.4, 13.8, 14.6 s; the code
-# before (one worker at the report's priority, started after every exercise's runs were found) 17.7, 19.5, 18.9 s
-# against 13.3, 15.7, 15.0 s now.
+# How much lower the workers' priority is than the report's: low enough that the report's own reading and judging
+# keep a core, which made the whole report faster on 2 cores than workers at its own priority (docs/notebook.md).
 NICE = 5
 
 

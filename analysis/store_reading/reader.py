@@ -19,12 +19,13 @@ from lm.spec import measures
 from lm.spec.errors import TrackingError
 from lm.spec.exercises import Exercise, NotApplicable, NotMeasured, NotRun
 from lm.tracking.store import every_experiment, every_run, pointed_at
+from lm.tracking.naming import QUICK_PREFIX
 from lm.tracking.store_check import check_server, redact, sqlite_file
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 # Each window's value of a final metric, as the runs log it: the final validation's loss on every window of the
-# held-out text, in order (lm/run/train.py on branch claims, WINDOW_LOSSES). The engine pairs two runs window by window
-# with it (analysis/verdicts/claims.py); runs from before it was logged have none, and the table says so.
+# held-out text, in order (lm/run/train.py's WINDOW_LOSSES). The engine pairs two runs window by window with it
+# (analysis/verdicts/claims.py); a run without the file has none, and the table says so.
 WINDOW_VALUES = {"val_loss": "val_window_losses.npy"}
 # Each window's loss at each position (windows × positions), for the loss at one position: `val_loss_at_position[k]`
 # reads column k, the windows too short to reach it (the held-out text's last) left out.
@@ -91,7 +92,7 @@ class Reader:
             dst = Path(self._tmp.name) / run_id
             dst.mkdir(exist_ok=True)
             # From the run's artifact location where search_runs gave it: by run id, MLflow looks the run up
-            # again first, which made each file 18 ms rather than 4 (a local store, 2026-12-01).
+            # again first, which makes each file several times slower to fetch.
             where = self._artifact_uris.get(run_id)
             try:
                 if where:
@@ -114,12 +115,12 @@ class Reader:
             for job in jobs:
                 job.result()
 
-    def exercise_files(self, prefix: str = "", skip=()) -> dict[str, str]:
+    def exercise_files(self, quick: bool = False, skip=()) -> dict[str, str]:
         """{experiment: the text of exercise.yaml} for every experiment whose parent run (tag role=exercise)
-        carries that artifact, among those named with `prefix` ("quick/"), or, with none, all but quick ones;
-        the experiments in `skip` are not looked at."""
+        carries that artifact, among the quick suite's experiments (quick) or the full suite's; the experiments in
+        `skip` are not looked at."""
         ids = [e.experiment_id for name, e in self.experiments.items() if name not in skip
-               and (name.startswith(prefix) if prefix else not name.startswith("quick/"))]
+               and name.startswith(QUICK_PREFIX) == quick]
         if not ids:
             return {}
         parents = every_run(self.client, ids, "tags.role = 'exercise'", order_by=["attributes.start_time DESC"])

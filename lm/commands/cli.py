@@ -2,7 +2,7 @@
 the schemas, exercise names, and the runs it names, looked up without MLflow.
 
 torch, Lightning, MLflow and pandas take 5 to 6 s to import here (`python -X importtime`, `make bench`); every
-check below takes a few tenths of a second. A command module calls `before_imports(its_front)` at its top, under
+check below takes a few tenths of a second. A command module calls `before_imports(<command>_before_imports)` at its top, under
 `if __name__ == "__main__"`, so a mistake is one line before anything heavy loads; its `main()` makes the same
 checks again through the same functions (the composed config is cached), so that main() works when imported.
 """
@@ -102,7 +102,7 @@ the config's keys (--cfg shows their values):
 """
 
 
-def train_front(argv: list[str]) -> int | None:
+def train_before_imports(argv: list[str]) -> int | None:
     """`python -m lm.commands.train`: --cfg printed, a sweep run, or the input checked; None when one run can start."""
     if options.asks_help(argv):
         print(TRAIN_HELP + run_keys_help())
@@ -112,7 +112,7 @@ def train_front(argv: list[str]) -> int | None:
         if flags.multirun or is_sweep(flags.overrides):
             if flags.resume is not None:
                 raise ConfigError("--resume is for one run; a sweep resumes when the same command runs again")
-            from lm.commands import sweep  # the suite's machinery: 0.16 s that one run's front never pays
+            from lm.commands import sweep  # the suite's machinery: 0.16 s that one run's check never pays
 
             return sweep.main(flags.overrides, cfg=flags.cfg is not None)
         cfg = config.load(flags.overrides)
@@ -143,7 +143,7 @@ def sample_options(argv: list[str]) -> options.SampleOptions:
     return opts
 
 
-def sample_front(argv: list[str]) -> int | None:
+def sample_before_imports(argv: list[str]) -> int | None:
     """`python -m lm.commands.sample`: the options, and the run named, checked without torch or MLflow."""
     try:
         opts = sample_options(argv)
@@ -177,7 +177,7 @@ def heads_options(argv: list[str]) -> options.HeadsOptions:
     return opts
 
 
-def heads_front(argv: list[str]) -> int | None:
+def heads_before_imports(argv: list[str]) -> int | None:
     """`python -m lm.commands.heads`: the options and the exercise checked without torch, pandas or MLflow."""
     try:
         heads_options(argv)

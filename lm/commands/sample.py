@@ -4,7 +4,7 @@ import sys
 if __name__ == "__main__":  # `make sample`: the options and the run checked before torch and MLflow load (lm/commands/cli.py)
     from lm import process
     from lm.commands import cli
-    process.before_imports(cli.sample_front)
+    process.before_imports(cli.sample_before_imports)
 
 import tempfile
 from pathlib import Path

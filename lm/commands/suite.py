@@ -16,7 +16,7 @@ from lm.spec import options
 from lm.spec.errors import USER_ERRORS
 from lm.suite import ExitStatus, load_suite_config, plan, run
 from lm.suite.runner import NOT_STARTED
-from lm.suite.suite import SuiteConfig
+from lm.suite.settings import SuiteConfig
 from lm.tracking import store_check
 
 

@@ -8,32 +8,20 @@ import sys
 if __name__ == "__main__":  # the command line: checked (and --cfg or a sweep done) before the imports below
     from lm import process
     from lm.commands import cli
-    process.before_imports(cli.train_front)
+    process.before_imports(cli.train_before_imports)
 
 # The heavy imports: torch, Lightning and MLflow take 5 s, which a mistake on the command line never waits for.
-import mlflow
-
 from lm.commands import cli, makeargs
 from lm.model.data import prepare
 from lm.run import train as one_run
 from lm.spec import config
-from lm.spec.config import RunConfig
 from lm.spec.errors import USER_ERRORS
 from lm.tracking.store import Store
-from lm.tracking.store_check import RunRecord
 
-
-def check_resume(store: Store, run_id: str, cfg: RunConfig) -> None:
-    """--resume RUN_ID, checked through MLflow's client (the command line checked it already, where it could)."""
-    try:
-        run = store.client.get_run(run_id) if run_id else None
-    except mlflow.exceptions.MlflowException:
-        run = None
-    cli.check_resume(run and RunRecord(run_id, run.info.status, run.data.tags), run_id, store.uri, cfg)
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    done = cli.train_front(argv)  # --cfg, a sweep, or a mistake in the arguments
+    done = cli.train_before_imports(argv)  # --cfg, a sweep, or a mistake in the arguments
     if done is not None:
         return done
     flags = cli.parse_flags(argv)
@@ -43,7 +31,8 @@ def main(argv: list[str] | None = None) -> int:
         corpus = prepare(cfg)
         store = Store(cfg.tracking.uri, cfg.tracking.checkpoint_dir)
         if resume_id is not None:
-            check_resume(store, resume_id, cfg)
+            # checked again through MLflow's client: the command line checked it without, where it could
+            cli.check_resume(store.run_record(resume_id) if resume_id else None, resume_id, store.uri, cfg)
     except USER_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -181,12 +181,10 @@ def knockout(model: GPT, batches, modes=(Mode.MEAN, Mode.ZERO)) -> pd.DataFrame:
     knocked = {}
     try:
         # Block by block: each block's targets run from the residual stream the intact model brings to that block,
-        # so the blocks before it are not run again for every target: 2.1 s instead of 3.0 s for the lessons'
-        # model on 512 windows, 6.4 s instead of 10.5 s with 4 blocks (2 threads, medians of 3), the same losses
-        # to the bit (tests/analysis/test_knockout.py). Within a block, each target runs from the intact block's
-        # insides (knocked_loss), so the block's own attention is not run again either: medians of 3 on one thread,
-        # 512 windows, 1.5 and 1.65 s against 2.8 and 2.2 s for the lessons' model, 5.2 and 5.4 against 7.2 and
-        # 7.1 s with 4 blocks, 5.0 and 4.9 against 6.5 and 6.5 s at width 128 (2026-12-04), the same losses to the bit.
+        # so the blocks before it are not run again for every target. Within a block, each target runs from the
+        # intact block's insides (knocked_loss), so the block's own attention is not run again either. The losses
+        # are the same to the bit as running the whole model per target (tests/analysis/test_knockout.py); the
+        # time saved grows with the blocks (docs/notebook.md).
         streams = [model.embed(x) for x, _ in batches]
         for b in range(1, model.config.n_layer + 1):
             inside = through(model, b, streams, batches)

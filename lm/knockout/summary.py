@@ -51,3 +51,28 @@ def head_table(table: pd.DataFrame, heads: pd.DataFrame | None) -> pd.DataFrame:
     order = {Part.HEAD.value: 0, Part.ATTN.value: 1, Part.MLP.value: 2}
     return wide.sort_values(["block", "part", "head"], key=lambda s: s.map(order) if s.name == "part" else s) \
         .reset_index(drop=True)
+
+
+def intact_loss(table: pd.DataFrame) -> float:
+    """The validation loss with nothing knocked out, on the knock-out's windows."""
+    return float((table["loss"] - table["increase"]).iloc[0])
+
+
+def largest_head(table: pd.DataFrame) -> pd.Series:
+    """The head whose mean knock-out raises the loss most: its row (block, head, increase)."""
+    heads = table[(table["part"] == Part.HEAD.value) & (table["mode"] == Mode.MEAN.value)]
+    return heads.loc[heads["increase"].idxmax()]
+
+
+def terminal_table(table: pd.DataFrame, heads: pd.DataFrame | None) -> str:
+    """The head table for the terminal: numbered from 1, increases in nats per character, scores as weights."""
+    df = head_table(table, heads)
+    df["head"] = [str(h) if p == Part.HEAD.value else f"({p})" for h, p in zip(df["head"], df["part"])]
+    names = {"knockout_mean": "knock-out (mean)", "knockout_zero": "knock-out (zero)", "type_score": "score",
+             "max_weight": "heaviest", **{col: name for name, col in TYPES.items()}}
+    df = df.drop(columns="part").rename(columns=names)
+    for col in df.columns[2:]:
+        if col != "type":
+            signed = col.startswith("knock-out")
+            df[col] = [("" if pd.isna(x) else f"{x:+.3f}" if signed else f"{x:.2f}") for x in df[col]]
+    return df.fillna("").to_string(index=False)

@@ -6,7 +6,7 @@ import torch
 import torch._functorch.config  # private: tests/config/test_private_internals.py
 
 from lm.model.model import GPT, GPTConfig, honest_loss, token_losses
-from lm.spec import faults
+from lm import faults
 from lm.spec.schema import TrainConfig  # noqa: F401  (a run's settings, checked before torch loads)
 
 
@@ -25,8 +25,7 @@ class LitGPT(pl.LightningModule):
         # The step is written out in training_step (Lightning's manual optimisation), in the order Lightning's
         # automatic one takes (forward, zero_grad, backward, clipping, step, schedule), to the same floats (four
         # configs, 60 steps, compared to the bit): the automatic one wraps it in a closure and more hooks, about
-        # 0.35 ms a step on this machine (a 1-block, 8-wide model, where the step is all overhead; 2026-12-02),
-        # 1.7 % of the base model's 21 ms step.
+        # 2 % of the base model's step on this machine (docs/notebook.md).
         self.automatic_optimization = False
 
     def __setattr__(self, name, value):

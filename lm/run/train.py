@@ -1,19 +1,14 @@
-"""One run, start to finish (`make train`): every check before any work, Lightning to train, MLflow to keep it.
-
-    python -m lm.commands.train [hydra overrides ...] [--resume RUN_ID] [--cfg]
-    python -m lm.commands.train -m model.n_head=1,2,4 model.n_layer=2,4 [seeds=3]    (a grid sweep: lm/suite/sweep.py)
+"""One run, start to finish: Lightning to train it, MLflow to keep it, its end-of-run measurements, and a twin's
+results copied from its leader's run. Its command line, every check before any work, is lm/commands/train.py
+(`make train`); a suite's worker calls execute() for each of its runs.
 """
-# The heavy imports: torch, Lightning and MLflow take 5 s, which a mistake on the command line never waits for.
-import functools
 import json
 import logging
 import math
 import os
 import shutil
-import signal
 import sys
 import tempfile
-import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, fields
@@ -23,7 +18,6 @@ import mlflow
 import numpy as np
 import pytorch_lightning as pl
 import torch
-from pytorch_lightning.callbacks import ModelCheckpoint, TQDMProgressBar
 from pytorch_lightning.plugins.environments import LightningEnvironment
 
 from lm.measures import end_of_run, model_flavor, probes
@@ -32,12 +26,11 @@ from lm.model import checkpoint, threads
 from lm.model.data import Corpus, held_out_windows, train_batch, val_batches
 from lm.model.model import GPTConfig, n_params, train_flops
 from lm.run import devices
-from lm.run.callbacks import Diverged, RunLogger, StepRecorder
+from lm.run.callbacks import AtomicCheckpoint, Diverged, ProgressBar, RunLogger, StepRecorder, StopOnSignal
 from lm.run.datamodule import CorpusDataModule
 from lm.run.module import LitGPT
-from lm.spec import config, faults, measures
+from lm.spec import config, measures
 from lm.spec.config import RunConfig
-from lm.spec.errors import USER_ERRORS  # noqa: F401  (ConfigError, DataError, TrackingError, CheckpointError)
 from lm.tracking import environment, views
 from lm.tracking.store import Store, duration, pointed_at
 from lm.tracking.store_check import redact
@@ -95,106 +88,6 @@ def params(cfg: RunConfig) -> dict:
     if flat.get("tracking.uri"):
         flat["tracking.uri"] = redact(flat["tracking.uri"])
     return flat
-
-
-class StopOnSignal(pl.Callback):
-    """Ctrl-C (also how the suite stops a SLURM job), SIGTERM or SIGUSR2 (the warning submitit asks SLURM for, 90 s
-    before the time limit): the step and its logging finish, a checkpoint is written, and the run stops. In a SLURM
-    job this replaces submitit's own SIGUSR2 handler, which would requeue the job or fail the run."""
-
-    # A Ctrl-C at a terminal reaches the run and its suite at once, and the suite passes its own on to the runs (a
-    # `kill -INT` to the suite alone reaches only the suite): a second signal this soon after the first is that
-    # same Ctrl-C, not a second press asking to stop now.
-    SAME_PRESS_S = 2.0
-    early: str | None = None   # a signal a suite's worker got before any run was under way (remember)
-
-    def __init__(self):
-        self.signal, self._at = StopOnSignal.early, time.monotonic()
-
-    @staticmethod
-    def remember(signum, frame) -> None:
-        """A worker's handler between runs: the signal is kept, and the next run stops at its first step."""
-        StopOnSignal.early = signal.Signals(signum).name
-
-    def __enter__(self):
-        self._old = {s: signal.signal(s, self._handle) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2)}
-        return self
-
-    def __exit__(self, *exc):
-        for s, h in self._old.items():
-            signal.signal(s, h)
-
-    def _handle(self, signum, frame):
-        if self.signal is None:
-            self.signal, self._at = signal.Signals(signum).name, time.monotonic()
-        elif time.monotonic() - self._at > self.SAME_PRESS_S:  # a second Ctrl-C: stop now
-            raise KeyboardInterrupt
-
-    def on_train_batch_end(self, trainer, *_):
-        if self.signal:
-            trainer.should_stop = True
-            if trainer.global_step % trainer.val_check_batch:  # Lightning would validate here, off the schedule
-                trainer.limit_val_batches = 0
-
-    def on_validation_end(self, trainer, *_):  # a signal during validation: no step after it
-        if self.signal:
-            trainer.should_stop = True
-
-
-class AtomicCheckpoint(ModelCheckpoint):
-    """last.ckpt at each validation, put in place by one rename in its own folder: a kill at any moment leaves the
-    old checkpoint or the new one, never part of one (Lightning's own write goes through a temporary file that
-    may be on another disk, and a move across disks is a copy)."""
-
-    def on_validation_end(self, trainer, pl_module):
-        # Lightning writes last.ckpt only after a top-k save, so with save_top_k=0 only when training ends: a run
-        # killed at step 2,900 of 3,000 would start again from step 0.
-        self._write_last(trainer)
-
-    def on_train_end(self, trainer, pl_module):
-        # Training's end, the last step's or a stop's, which no validation follows: a run killed during its
-        # end-of-run measurements, or stopped by a signal, resumes from here. (Lightning's own writes last.ckpt
-        # only where no checkpoint was written before.)
-        self._write_last(trainer)
-
-    def _write_last(self, trainer) -> None:
-        """last.ckpt at this step, unless it was written at this step already."""
-        if not self._should_skip_saving_checkpoint(trainer):
-            self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
-
-    @functools.cached_property
-    def state_key(self) -> str:
-        # Lightning names a profiler section with it for every hook of every step, and ModelCheckpoint's is a repr of
-        # its settings, built each time; they do not change after __init__.
-        return super().state_key
-
-    def _save_checkpoint(self, trainer, filepath):
-        part = f"{filepath}.part"
-        super()._save_checkpoint(trainer, part)
-        faults.point("checkpoint")
-        os.replace(part, filepath)
-        self._last_checkpoint_saved = filepath
-
-
-class ProgressBar(TQDMProgressBar):
-    """Lightning's bar over the run's steps (the data never ends an epoch), so it has a total and an ETA."""
-
-    def __init__(self, name: str, **kw):
-        super().__init__(**kw)
-        self.name = name
-
-    def on_train_epoch_start(self, trainer, *_):
-        super().on_train_epoch_start(trainer)
-        bar = self.train_progress_bar
-        bar.reset(total=trainer.max_steps)
-        bar.initial = bar.n = trainer.global_step
-        bar.set_description(self.name)
-
-    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
-        super().on_train_batch_end(trainer, pl_module, outputs, batch, trainer.global_step - 1)
-
-    def get_metrics(self, trainer, pl_module):
-        return {k: v for k, v in super().get_metrics(trainer, pl_module).items() if k != "v_num"}
 
 
 def execute(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, init_run: str | None = None,

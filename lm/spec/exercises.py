@@ -143,10 +143,6 @@ class RunSpec:
     def name(self) -> str:
         return f"{self.variant}/seed{self.seed}"
 
-    @property
-    def overrides(self) -> list[str]:
-        return [*self.shared, f"seed={self.seed}"]
-
 
 # The seeds of a disjoint_seeds exercise's i-th variant start at i * SEED_BLOCK + 1: far enough apart that no
 # number of added seeds reaches the next variant's.

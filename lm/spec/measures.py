@@ -35,11 +35,9 @@ class Measurement:
 
 
 # In the order a run makes them: knock-out reads the head statistics' table to name the heads the claims compare.
-# Seconds a run, base model, one thread, measured in a warm worker beside its steps (2026-12-03, a machine loaded 4×:
-# the step took 110 ms): knock-out 11 to 15 s, the MLflow model 2.5 to 4.8 s, the training text's loss 1.5 to 2.8 s,
-# samples 1.3 to 2.4 s, head statistics 0.5 to 0.7 s, the rest 0.2 s or less each. The first three are made where
-# they are read; the others on every run, where they cost less than the noise of a run's time, and where the report's
-# own tables (head statistics, the attention view, the samples) and the UI's Dataset column show every run's.
+# The three dearest (knock-out, the MLflow model, the training text's loss: seconds each, docs/notebook.md) are made
+# where they are read; the others on every run, where they cost less than the noise of a run's time, and where the
+# report's own tables (head statistics, the attention view, the samples) and the UI's Dataset column show every run's.
 TABLE = (
     Measurement("probe", "next-character probabilities after data.probe, every lowercase letter's by name and its lead",
                 ("probe_top1", "probe_top1_p", "probe_p_*", "probe_lead_*", "probe.json")),

@@ -120,7 +120,7 @@ def _items(value: str) -> list[str]:
     """A list's items: [a,b] read by Hydra's override parser (an item with a comma quoted: [a,'b,c']), or a,b."""
     if not value.startswith("["):
         return [v.strip() for v in value.split(",") if v.strip()]
-    # Hydra, 0.13 s (python -X importtime) that a command's front pays only for an option given as a [list]
+    # Hydra, 0.13 s (python -X importtime) that a command's check pays only for an option given as a [list]
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
 

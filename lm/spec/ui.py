@@ -17,24 +17,23 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 AGAINST = " against "
-KINDS = ("lines", "dots", "bars")
 APART = "apart"
 EXAMPLE = "ui: {lines: [val_loss, val_loss against train_time_s], dots: [val_loss against n_params], bars: [val_loss]}"
 
 
-class Kind(StrEnum):
+class ChartKind(StrEnum):
     """A chart's kind, as MLflow's runs page names it."""
     LINE = "LINE"        # a curve per variant (or seed): over the steps, or against another metric logged with it
     SCATTER = "SCATTER"  # a dot per variant (or seed): one final value against another
     BAR = "BAR"          # a bar per variant (or seed): its final value
 
 
-KIND = {"lines": Kind.LINE, "dots": Kind.SCATTER, "bars": Kind.BAR}
+CHART_KINDS = {"lines": ChartKind.LINE, "dots": ChartKind.SCATTER, "bars": ChartKind.BAR}  # a ui: block's words
 
 
 @dataclass(frozen=True)
 class Chart:
-    kind: Kind
+    kind: ChartKind
     metric: str             # the y axis
     x: str | None = None    # the x axis: another metric (a line against it, a dot's position); None: the step
 
@@ -51,7 +50,7 @@ class Panel:
 def chart(kind: str, text: str) -> Chart:
     """`val_loss` or `val_loss against train_time_s` under lines, dots or bars."""
     metric, _, x = text.partition(AGAINST)
-    return Chart(KIND[kind], metric.strip(), x.strip() or None)
+    return Chart(CHART_KINDS[kind], metric.strip(), x.strip() or None)
 
 
 def _charts(block: dict, trains: bool, final: list[str], one_variant: bool) -> tuple[Chart, ...]:
@@ -89,10 +88,10 @@ def problem(raw, variants) -> str | None:
     """What is wrong with a `ui:` block, in words; None when it is whole."""
     if raw is None:
         return None
-    if not isinstance(raw, dict) or not set(raw) <= {*KINDS, APART}:
+    if not isinstance(raw, dict) or not set(raw) <= {*CHART_KINDS, APART}:
         return f"ui must name metrics to chart as lines, dots and bars: {EXAMPLE}"
     for part in (raw, raw.get(APART) or {}):
-        for kind in KINDS:
+        for kind in CHART_KINDS:
             texts = part.get(kind, [])
             if not isinstance(texts, list) or not all(isinstance(t, str) and t.strip() for t in texts):
                 return f"ui: {kind} must be a list of metric names: {EXAMPLE}"
@@ -100,7 +99,7 @@ def problem(raw, variants) -> str | None:
                 return f"ui: each of dots is 'y against x' (dots: [val_loss against n_params])"
     apart = raw.get(APART)
     if apart is not None:
-        if not isinstance(apart, dict) or not set(apart) <= {"name", "variants", *KINDS} or \
+        if not isinstance(apart, dict) or not set(apart) <= {"name", "variants", *CHART_KINDS} or \
                 not isinstance(apart.get("name"), str) or not isinstance(apart.get("variants"), list):
             return "ui: apart is a view of its own: apart: {name: ..., variants: [...], bars: [...]}"
         unknown = [v for v in apart["variants"] if v not in variants]

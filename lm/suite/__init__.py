@@ -21,7 +21,10 @@ from the command line's words, conf/ and its launchers included; a spec's `exerc
 """
 from lm.suite.result import ExitStatus, RunOutcome, SuiteResult
 from lm.suite.runner import run
-from lm.suite.suite import LauncherConfig, Plan, State, SuiteSpec, load_suite_config, plan
+from lm.suite.jobs import State
+from lm.suite.launchers import LauncherConfig
+from lm.suite.planning import Plan, plan
+from lm.suite.settings import SuiteSpec, load_suite_config
 
 __all__ = ["ExitStatus", "LauncherConfig", "Plan", "RunOutcome", "State", "SuiteResult", "SuiteSpec",
            "load_suite_config", "plan", "run"]

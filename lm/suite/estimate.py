@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from lm.spec import options
 from lm.suite.launchers.local import plan_workers
 from lm.suite.runner import OVERHEAD_TAG
-from lm.suite.suite import Job, Plan, State, pair_twins
+from lm.suite.jobs import Job, State, pair_twins
+from lm.suite.planning import Plan
 from lm.tracking import store_check
 
 # With no finished run to go by: the base model's step on one core of the 2-core machine the README names, loaded,

@@ -48,7 +48,7 @@ def model_tag(logged: bool, asked: bool, seed: int, first_seed: int) -> str:
 
 
 def choose(jobs: list, exercises: list[Exercise], overrides: list[str]) -> None:
-    """Sets each job's `cfg.measure` and its MLflow-model tag (`job.tags`). jobs: the suite's (lm.suite.suite.Job);
+    """Sets each job's `cfg.measure` and its MLflow-model tag (`job.tags`). jobs: the suite's (lm.suite.jobs.Job);
     exercises: every exercise whose claims may name theirs (the chosen ones and experiments/'s); overrides: the
     suite's own, applied to every run."""
     read = needs.reads(exercises)

@@ -8,8 +8,8 @@ from lm import process
 with process.heavy_imports():
     process.hide_unused()
     import torch  # noqa: F401
-    # MLflow's SQLite store, which `import mlflow` leaves unloaded until a client first opens a store: a worker
-    # opened the suite's store in 0.58 s before its first run, 0.03 s with this here (2026-12-04).
+    # MLflow's SQLite store, which `import mlflow` leaves unloaded until a client first opens a store: imported here,
+    # a worker's first opening of the suite's store is hundredths of a second, not half of one.
     import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
 
     from lm.run import train  # noqa: F401

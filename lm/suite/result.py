@@ -3,7 +3,7 @@ whether it was interrupted, and the exit status `make ablations` returns for it.
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from lm.suite.suite import State
+from lm.suite.jobs import State
 from lm.tracking.aggregates import Mean
 
 

@@ -9,22 +9,12 @@ from tqdm import tqdm
 from lm import process
 from lm.suite import launchers
 from lm.suite.result import ExitStatus, RunOutcome, SuiteResult
-from lm.suite.suite import (
-    CtrlC,
-    Job,
-    Parent,
-    Plan,
-    State,
-    SuiteSpec,
-    attach,
-    dispatch,
-    ended,
-    exclusive,
-    finished_children,
-    pair_twins,
-    plan,
-    summarise,
-)
+from lm.suite.bookkeeping import Parent, exclusive, final_runs, find_runs, finished_children
+from lm.suite.interrupt import CtrlC
+from lm.suite.jobs import Job, State, pair_twins
+from lm.suite.planning import Plan, plan
+from lm.suite.scheduler import dispatch
+from lm.suite.settings import SuiteSpec
 from lm.tracking import aggregates, reference, store_check, views
 
 NOT_STARTED = "interrupted before any run started"
@@ -58,11 +48,10 @@ def run(spec: SuiteSpec, echo: bool = True) -> SuiteResult:
         p = plan(spec)
         uri = store_check.resolve_uri(spec.tracking_uri)
         launcher = launchers.find(spec.launcher.name)
-        if hasattr(launcher, "warm") and store_check.is_new(uri):
+        if store_check.is_new(uri):
             launcher.warm()   # beside the imports and the store below: every run is to do
-        # The heavy imports, torch and MLflow (2.1 s under cProfile; Lightning is the workers'), once the arguments,
-        # every run's config and the server's answer to this login are known to be good: a mistake above is one line
-        # at once.
+        # The heavy imports, torch and MLflow (Lightning is the workers'), once the arguments, every run's config and
+        # the server's answer to this login are known to be good: a mistake above is one line at once.
         store_check.check_server(uri)
         with process.heavy_imports():
             from lm.model.data import prepare   # torch, not Lightning: the workers import that
@@ -75,15 +64,15 @@ def run(spec: SuiteSpec, echo: bool = True) -> SuiteResult:
     except KeyboardInterrupt:
         say(NOT_STARTED, err=True)
         return SuiteResult([], {}, "", time.time() - started, ExitStatus.INTERRUPTED)
-    return _held(p, store, say, started, imported)
+    return _run_on_store(p, store, say, started, imported)
 
 
-def _held(p: Plan, store, say: Echo, started: float, imported: float) -> SuiteResult:
+def _run_on_store(p: Plan, store, say: Echo, started: float, imported: float) -> SuiteResult:
     """The plan run on the store, which it holds while its runs run; the closing lines once it lets go."""
     jobs = p.jobs
     with exclusive(store, say.on) as workers_lock, CtrlC() as ctrl_c:
         listed: dict[str, list] = {}
-        parents = attach(store, p.exercises, jobs, p.prefix, listed, p.spec.files)
+        parents = find_runs(store, p.exercises, jobs, p.spec.quick, listed, p.spec.files)
         pair_twins(jobs)
         todo = [j for j in jobs if j.state == State.PENDING]
         say(f"{len(jobs)} runs in {len(p.exercises)} exercises ({store.shown}): "
@@ -92,7 +81,7 @@ def _held(p: Plan, store, say: Echo, started: float, imported: float) -> SuiteRe
         if todo and finished:
             finished = _launch(p.spec, jobs, todo, store, ctrl_c, workers_lock, say)
         means = _close(store, p, parents, listed, todo)
-    runs = ended(store, jobs)
+    runs = final_runs(store, jobs)
     table = summarise(jobs, runs, means)
     say(table)
     wall = time.time() - started
@@ -166,7 +155,7 @@ def _close(store, p: Plan, parents: dict[str, Parent], listed: dict[str, list], 
                           job.result.get("reason") or "not started: the suite was interrupted")
     means, last = {}, {}
     for ex in p.exercises:  # each variant's mean, std and seed count, on the exercise's parent run; the views' ranges
-        name = f"{p.prefix}{ex.name}"
+        name = p.experiment(ex.name)
         parent = parents[name].run_id
         if parent is None:
             continue
@@ -193,3 +182,25 @@ def outcome(job: Job, run) -> RunOutcome:
     reason = None if job.state.succeeded else job.result.get("reason") or tags.get("failure_reason")
     return RunOutcome(job.experiment, job.spec.exercise, job.spec.variant, job.spec.seed, job.state, job.run_id,
                       dict(run.data.metrics) if run else {}, reason, tags.get("copied_from"))
+
+
+def summarise(jobs: list[Job], runs: list, means: dict[str, dict[str, aggregates.Mean]]) -> str:
+    """The closing table: per exercise and variant, its seeds, how many finished, and the validation loss as mean ±
+    std over the finished seeds, read from `means` (each exercise's parent-run summaries, from aggregates.refresh:
+    one computation for the table, the parent run and the UI). runs: each job's, from final_runs()."""
+    import pandas as pd
+
+    rows = []
+    for job, run in zip(jobs, runs):
+        rows.append({"exercise": job.experiment, "variant": job.spec.variant,
+                     "status": run.info.status if run else job.state.name})
+    table = pd.DataFrame(rows).groupby(["exercise", "variant"], sort=False).agg(
+        seeds=("status", "size"), finished=("status", lambda s: int((s == "FINISHED").sum())))
+    table["val_loss"] = [_mean_std(means.get(exercise, {}), variant) for exercise, variant in table.index]
+    return table.to_string()
+
+
+def _mean_std(parent: dict[str, aggregates.Mean], variant: str) -> str:
+    """'1.234 ± 0.01 (3 seeds)': the parent run's summary of the variant's validation loss; '-' for none."""
+    found = parent.get(f"{aggregates.prefix(variant)}/val_loss")
+    return str(found) if found else "-"

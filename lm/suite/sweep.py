@@ -5,7 +5,7 @@
 
 Hydra's override parser reads the arguments and its BasicSweeper's rule makes the grid (every combination of the
 swept values: lists, range(), choice(), config groups). Each point is a variant named after its values
-(`n_head=2,n_layer=4`), trained with 1 seed unless seeds= says more, through lm/suite/suite.py: resumable (a finished
+(`n_head=2,n_layer=4`), trained with 1 seed unless seeds= says more, through lm.suite.run: resumable (a finished
 point is never trained again), on parallel workers or a launcher, with a progress bar and an ETA. The suite's own
 keys (seeds, workers, threads, launcher, quick, tracking_uri) configure it; every other override is the grid.
 
@@ -23,9 +23,9 @@ from hydra.errors import HydraException
 from lm.spec import config
 from lm.spec.config import ConfigError
 from lm.spec.exercises import Exercise
-from lm.suite import suite
+from lm.suite.settings import SuiteConfig
 
-SUITE_KEYS = {f.name for f in fields(suite.SuiteConfig)} - {"ablations"}  # a sweep is its own exercise
+SUITE_KEYS = {f.name for f in fields(SuiteConfig)} - {"ablations"}  # a sweep is its own exercise
 NAME_KEY = "sweep.name"
 ARTIFACT = "exercise.yaml"
 

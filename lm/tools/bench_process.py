@@ -156,8 +156,8 @@ def report(table, scratch: str, n: int, quick: bool = False) -> None:
 
 def spread(ratios: list[float]) -> str:
     """The pairs' range (and middle half from 4 pairs on), at the 3 decimals their median is printed with: rounding
-    keeps order, so the printed median always lies within the printed range (at 2 decimals a median of 2.463 was
-    printed beside pairs 2.46–2.47)."""
+    keeps order, so the printed median always lies within the printed range (at 2 decimals a median of 2.463 would
+    print as 2.46 beside pairs 2.46–2.47, which reads as outside them)."""
     ordered = sorted(ratios)
     text = f"pairs {ordered[0]:.3f}–{ordered[-1]:.3f}"
     if len(ordered) >= 4:
@@ -171,8 +171,8 @@ def whole_run(table, scratch: str, steps: int, pairs: int, extra: list[str] = ()
     in pairs, A B A B … (each pair under the same load, whatever the machine does between pairs), on a store that
     exists already, as every `make train` but the first finds it; the median of the pairs' ratios with their
     spread, the in-fit ms/step of both, and the harness's extra seconds split between the steps and the rest; then
-    one run under cProfile, on a new store, for where the rest goes. Two runs back to back swung from 1.10× to
-    1.32× between benches here (issue 26); each pair's ratio is what the medians are of."""
+    one run under cProfile, on a new store, for where the rest goes. The ratio of two runs back to back swings from
+    one bench to the next by more than the harness's cost, so each pair's ratio is what the medians are of."""
     env = {**os.environ, "TINYGPT_STORE": os.path.join(scratch, "process")}
     env.pop("MLFLOW_TRACKING_URI", None)
     created = wall(["-c", "from lm.tracking.store import Store; Store()"], env, 0) - wall(

@@ -33,7 +33,7 @@ from lm.tools.bench_process import load, progress
 
 EXERCISES = ["nopos", "scaling"]   # one whose claims read the knock-out, one whose claims read none
 WORKERS = 2
-FINISHED_LINE = re.compile(r"\[\d+/\d+\] ")   # the suite's line for each run it has finished (lm/suite/suite.py)
+FINISHED_LINE = re.compile(r"\[\d+/\d+\] ")   # the suite's line for each run it has finished (lm/suite/scheduler.py)
 
 
 def _one_thread() -> None:

@@ -2,9 +2,9 @@
 for `make bench only=scale` and the tests that hold the suite to a store of more than 10,000 runs.
 
 One exercise, `scale`, of two variants and n/2 seeds each. The suite's own plan composes its runs, the suite's own
-attach() and open_run() create the parent run and the first child with the suite's tags, and that child is finished as a run
-finishes (its params, its headline metrics, FINISHED). Every other child is that first one's rows in MLflow's own
-tables (mlflow.store.tracking.dbmodels), copied in one transaction with its own run id, name, seed, config hash,
+find_runs() and open_run() create the parent run and the first child with the suite's tags, and that child is
+finished as a run finishes (its params, its headline metrics, FINISHED). Every other child is that first one's rows
+in MLflow's own tables (mlflow.store.tracking.dbmodels), copied in one transaction with its own run id, name, seed, config hash,
 params and metrics: MLflow's client creates a run in 37 to 98 ms here (one transaction for the run, one for its
 tags and values, one to end it), six to sixteen minutes for 10,000.
 """
@@ -27,7 +27,10 @@ from mlflow.store.tracking.dbmodels.models import (
 
 from lm.run import train
 from lm.spec import exercises
-from lm.suite import suite
+from lm.suite import SuiteSpec
+from lm.suite.bookkeeping import find_runs, open_run
+from lm.suite.jobs import Job, child_tags
+from lm.suite.planning import plan as plan_suite
 from lm.tracking.store import Store
 
 NAME = "scale"
@@ -48,19 +51,19 @@ def exercise(runs: int) -> exercises.Exercise:
     return exercises.parse(NAME, exercise_yaml(runs // 2), "lm/tools/scale_store.py")
 
 
-def plan(uri: str, runs: int) -> tuple[list[exercises.Exercise], list[suite.Job]]:
+def plan(uri: str, runs: int) -> tuple[list[exercises.Exercise], list[Job]]:
     """The suite's plan of the scale exercise into the store at uri."""
-    p = suite.plan(suite.SuiteSpec(seeds=runs // 2, tracking_uri=uri, exercises=[exercise(runs)]))
+    p = plan_suite(SuiteSpec(seeds=runs // 2, tracking_uri=uri, exercises=[exercise(runs)]))
     return p.exercises, p.jobs
 
 
-def metrics(job: suite.Job) -> dict[str, float]:
+def metrics(job: Job) -> dict[str, float]:
     """A finished run's headline numbers, different for each seed, the same on every build."""
     loss = 1.75 + 0.01 * ((job.spec.seed * 7919) % 101) / 100 + (0.03 if job.spec.variant == "h2" else 0.0)
     return {"val_loss": loss, "val_perplexity": 2.718281828 ** loss, "ms_per_step": 20.0}
 
 
-def build(folder: Path, runs: int, params: bool = True) -> list[suite.Job]:
+def build(folder: Path, runs: int, params: bool = True) -> list[Job]:
     """A new store in folder holding one parent run and `runs` finished child runs; returns the jobs. Without
     params, the runs have none of their 72 params, which the suite's bookkeeping never reads and which take most of
     the time of reading runs back (search_runs: 4.4 s for 1,000 runs with them, on a loaded machine)."""
@@ -68,8 +71,8 @@ def build(folder: Path, runs: int, params: bool = True) -> list[suite.Job]:
     chosen, jobs = plan(uri, runs)
     store = Store(uri)
     first, rest = jobs[0], jobs[1:]
-    parents = suite.attach(store, chosen, [first], "")
-    suite.open_run(store, first)  # a job gets its run as it starts, and the exercise its parent: they start now
+    parents = find_runs(store, chosen, [first], quick=False)
+    open_run(store, first)  # a job gets its run as it starts, and the exercise its parent: they start now
     parent = parents[NAME].run_id
     store.client.log_text(parent, exercise_yaml(runs // 2), "exercise.yaml")
     if params:
@@ -86,7 +89,7 @@ def build(folder: Path, runs: int, params: bool = True) -> list[suite.Job]:
     return jobs
 
 
-def _copy(db, first: suite.Job, jobs: list[suite.Job], params: bool) -> None:
+def _copy(db, first: Job, jobs: list[Job], params: bool) -> None:
     """Each job's run: the first job's rows, with the job's own values where they differ."""
     def rows(model):
         table = model.__table__
@@ -100,7 +103,7 @@ def _copy(db, first: suite.Job, jobs: list[suite.Job], params: bool) -> None:
         out[SqlRun].append({**run, "run_uuid": run_id, "name": job.spec.name, "start_time": run["start_time"] + i,
                             "end_time": run["end_time"] + i,
                             "artifact_uri": run["artifact_uri"].replace(first.run_id, run_id)})
-        own = {**{k: str(v) for k, v in suite.child_tags(job).items()}, "mlflow.runName": job.spec.name}
+        own = {**{k: str(v) for k, v in child_tags(job).items()}, "mlflow.runName": job.spec.name}
         out[SqlTag] += [{**t, "run_uuid": run_id, "value": own.get(t["key"], t["value"])} for t in tags]
         if params:
             out[SqlParam] += [{"key": k, "value": str(v), "run_uuid": run_id} for k, v in train.params(job.cfg).items()]

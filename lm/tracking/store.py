@@ -15,9 +15,10 @@ from mlflow.entities import Metric, Param, RunStatus, RunTag
 from mlflow.tracking import MlflowClient
 from mlflow.tracking._tracking_service import utils as mlflow_uri
 
-from lm.spec import faults
+from lm import faults
 from lm.spec.errors import TrackingError  # noqa: F401  (raised here, caught before MLflow is imported)
-from lm.tracking.store_check import check_server, default_store, redact, resolve_uri, sqlite_file  # noqa: F401  (known without MLflow)
+from lm.tracking.store_check import RunRecord
+from lm.tracking.store_check import check_server, default_store, redact, resolve_uri, sqlite_file  # noqa: F401
 from lm.tracking import reference
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -39,7 +40,7 @@ PAGE = 10_000  # runs per search_runs call: MLflow caps one call at 50,000, and 
 def every_run(client: MlflowClient, experiment_ids: list[str], filter_string: str = "",
               order_by: list[str] | None = None) -> list:
     """Every run that matches, page after page: one search_runs call returns at most max_results runs, the newest
-    first, so past that many an experiment's oldest runs (the suite's parent run first) were silently left out."""
+    first, so past that many an experiment's oldest runs (the suite's parent run first) would be silently left out."""
     runs, token = [], None
     while True:
         page = client.search_runs(experiment_ids, filter_string, max_results=PAGE, order_by=order_by,
@@ -108,7 +109,7 @@ class Store:
         self.checkpoint_dir = base.expanduser()
         _quiet_mlflow()
         self.client = self._open()
-        self._held: dict[str, set[tuple[str, int]]] = {}  # run id → (metric, step) it already has; see resume
+        self._logged_points: dict[str, set[tuple[str, int]]] = {}  # a resumed run's id → (metric, step) it has
 
     def _open(self) -> MlflowClient:
         """The client, its database created or upgraded by one process at a time: two suites started at once on a
@@ -186,21 +187,29 @@ class Store:
         trained again in place after a kill recomputes what it logged before, with the same numbers; its history
         keeps one point per step whichever moment the kill came at."""
         keys = self.client.get_run(run_id).data.metrics
-        self._held[run_id] = {(k, m.step) for k in keys for m in self.client.get_metric_history(run_id, k)}
+        self._logged_points[run_id] = {(k, m.step) for k in keys for m in self.client.get_metric_history(run_id, k)}
+
+    def run_record(self, run_id: str) -> RunRecord | None:
+        """The run's status and tags, through MLflow's client; None if the store has no such run."""
+        try:
+            run = self.client.get_run(run_id)
+        except mlflow.exceptions.MlflowException:
+            return None
+        return RunRecord(run_id, run.info.status, run.data.tags)
 
     def logged(self, run_id: str, key: str, step: int) -> bool:
         """Whether a resumed run has this point already."""
-        return (key, step) in self._held.get(run_id, ())
+        return (key, step) in self._logged_points.get(run_id, ())
 
     def log_points(self, run_id: str, points: list[Metric]) -> None:
-        held = self._held.get(run_id)
-        if held is not None:
-            points = [p for p in points if (p.key, p.step) not in held]
+        known = self._logged_points.get(run_id)
+        if known is not None:
+            points = [p for p in points if (p.key, p.step) not in known]
         for i in range(0, len(points), 1000):  # MLflow takes at most 1,000 metrics a call
             faults.point("logging")
             self.client.log_batch(run_id, metrics=points[i:i + 1000])
-            if held is not None:
-                held.update((p.key, p.step) for p in points[i:i + 1000])
+            if known is not None:
+                known.update((p.key, p.step) for p in points[i:i + 1000])
 
     def copy_results(self, source: str, run_id: str, keep: set[str]):
         """Every metric point (but the lessons' series the source's exercise charts beside it: lm/tracking/reference.py),

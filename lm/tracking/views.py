@@ -36,7 +36,7 @@ import zlib
 
 from lm.spec import ui
 from lm.spec.exercises import Exercise
-from lm.spec.ui import Chart, Kind, Panel
+from lm.spec.ui import Chart, ChartKind, Panel
 from lm.tracking import aggregates, reference
 
 PREFIX = "mlflow.sharedViewState."
@@ -99,14 +99,14 @@ def key_of(panel: Panel) -> str:
 def lesson_keys(ex: Exercise, panel: Panel, chart: Chart) -> list[str]:
     """A line's metrics: its own, and the lesson's series of it where the lesson gives one for a variant the panel
     shows (lm/tracking/reference.py)."""
-    lesson = chart.kind == Kind.LINE and chart.x is None and \
+    lesson = chart.kind == ChartKind.LINE and chart.x is None and \
         any(m == chart.metric and v in panel.variants for v, m in reference.series(ex))
     return [chart.metric, *([reference.key(chart.metric)] if lesson else [])]
 
 
 def title(ex: Exercise, panel: Panel, chart: Chart) -> str:
     """The chart's title as MLflow's runs page writes it (it cannot be set): its metrics."""
-    if chart.kind == Kind.SCATTER:
+    if chart.kind == ChartKind.SCATTER:
         return f"{chart.x} vs. {chart.metric}"
     return " vs ".join(lesson_keys(ex, panel, chart))
 
@@ -180,19 +180,19 @@ def state(ex: Exercise, panel: Panel | None = None, spans: dict[Chart, dict] | N
     spans = spans or {}
     charts = []
     for c in panel.charts:
-        if c.kind == Kind.LINE:
+        if c.kind == ChartKind.LINE:
             charts.append(_line(c, section, spans.get(c, {}), lesson_keys(ex, panel, c)))
         else:
-            charts.append(_dots(c, section) if c.kind == Kind.SCATTER else _bar(c, section))
+            charts.append(_dots(c, section) if c.kind == ChartKind.SCATTER else _bar(c, section))
     # MLflow adds a chart for every metric of the runs that no chart has as its metricKey: the lessons' series and the
     # x axes too
     named = {c.metric for c in panel.charts}
     lesson = {k: 1 for c in panel.charts for k in lesson_keys(ex, panel, c)[1:]}
     for m, variants in {**lesson, **(others or {})}.items():
         if m not in named:
-            kind = Kind.BAR if variants > 1 and m not in SERIES else Kind.LINE
+            kind = ChartKind.BAR if variants > 1 and m not in SERIES else ChartKind.LINE
             c = Chart(kind, m)
-            charts.append(_bar(c, rest) if kind == Kind.BAR else _line(c, rest, {}, [m]))
+            charts.append(_bar(c, rest) if kind == ChartKind.BAR else _line(c, rest, {}, [m]))
     sections = [{"uuid": section, "name": panel.name, "display": True, "isReordered": True, "deleted": False,
                  "isGenerated": False, "columns": COLUMNS, "cardHeight": CARD_HEIGHT},
                 {"uuid": rest, "name": OTHERS, "display": False, "isReordered": True, "deleted": False,
@@ -206,7 +206,7 @@ def state(ex: Exercise, panel: Panel | None = None, spans: dict[Chart, dict] | N
 def summarised(ex: Exercise) -> list[str]:
     """The final values the table shows each variant's summary of: the validation loss (where it trains), then
     those the charts read, then the rest its claims read."""
-    charted = [m for p in panels(ex) for c in p.charts if c.kind != Kind.LINE for m in (c.metric, c.x) if m]
+    charted = [m for p in panels(ex) for c in p.charts if c.kind != ChartKind.LINE for m in (c.metric, c.x) if m]
     rest = [k for k in aggregates.headline(ex) if k != "val_perplexity"]
     return list(dict.fromkeys([*([] if ex.init_from else ["val_loss"]), *charted, *rest]))
 
@@ -254,7 +254,7 @@ def read_state(tag: str) -> dict:
 def drawable(panel: Panel, logged: set[str]) -> Panel:
     """The panel as its runs can draw it: a line against a metric no run has (a store from before `position` was
     logged) is drawn over steps instead."""
-    charts = tuple(dataclasses.replace(c, x=None) if c.kind == Kind.LINE and c.x and c.x not in logged else c
+    charts = tuple(dataclasses.replace(c, x=None) if c.kind == ChartKind.LINE and c.x and c.x not in logged else c
                    for c in panel.charts)
     return dataclasses.replace(panel, charts=charts)
 
@@ -269,7 +269,7 @@ def refresh(client, experiment_id: str, ex: Exercise, runs: list) -> None:
         mine = [r for r in finished if r.data.tags.get("variant") in panel.variants]
         panel = drawable(panel, {k for r in mine for k in r.data.metrics})
         spans = {}
-        for c in (c for c in panel.charts if c.kind == Kind.LINE):
+        for c in (c for c in panel.charts if c.kind == ChartKind.LINE):
             histories = [[(p.step, p.value) for p in client.get_metric_history(r.info.run_id, c.metric)]
                          for r in mine if c.metric in r.data.metrics]
             if reference.key(c.metric) in lesson_keys(ex, panel, c):

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_every_lesson_exercise_declares_its_section_and_the_frame_names_none():
     for name, ex in load_all().items():
         assert ex.report, name
-        assert all(isinstance(p, kinds.Kind) for p in sections.entries(ex))
+        assert all(isinstance(p, kinds.SectionKind) for p in sections.entries(ex))
     # Sections come from the exercises: the frame holds no exercise's name, so renaming one cannot orphan it.
     tree = ast.parse((ROOT / "analysis" / "report" / "frame.py").read_text())
     strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}

@@ -89,7 +89,7 @@ def test_the_collector_is_off_through_a_commands_heavy_imports_and_back_on_froze
     monkeypatch.setattr(sys, "argv", ["lm.commands.train"])
     frozen = gc.get_freeze_count()
     try:
-        process.before_imports(lambda argv: None)  # a front that lets the work start
+        process.before_imports(lambda argv: None)  # a check that lets the work start
         assert not gc.isenabled() and process._asked is not None   # and the unused packages hidden
         process.after_imports()
         assert gc.isenabled() and gc.get_freeze_count() > frozen and process._asked is None

@@ -16,7 +16,7 @@ CONTRACTS = [c["name"] for c in tomllib.loads((ROOT / "pyproject.toml").read_tex
              ["contracts"]]
 # Violations of each contract, by its name: (the file, the import added at its end, the import lint-imports names).
 LAYERS = ("lm is in layers: commands and tools over the suite, one run, the measures, tracking, the head statistics "
-          "and knock-out, the model, the spec")
+          "and knock-out, the model, the spec beside the faults the reliability tests inject")
 LIGHT = ("what a command reads before its heavy imports (the spec, the head-statistics and knock-out tables, the "
          "store check) imports no torch, Lightning, MLflow, pandas, seaborn or matplotlib")
 NO_IO = "the spec does no I/O: no network, database or other process"
@@ -27,6 +27,8 @@ VIOLATIONS = {
         ("lm/model/model.py", "from lm.commands import cli", "lm.model.model -> lm.commands.cli"),
         # the knock-out and the head statistics are side by side: neither imports the other
         ("lm/knockout/summary.py", "from lm.heads import summary", "lm.knockout.summary -> lm.heads.summary"),
+        # the faults are test scaffolding beside the spec, at the bottom: they import no layer
+        ("lm/faults.py", "from lm.spec import config", "lm.faults -> lm.spec.config"),
     ],
     "lm never imports analysis": [("lm/spec/__init__.py", "import analysis.options", "lm.spec -> analysis.options")],
     LIGHT: [

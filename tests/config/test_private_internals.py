@@ -42,7 +42,7 @@ from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from lm.run.module import LitGPT
-from lm.run.train import AtomicCheckpoint
+from lm.run.callbacks import AtomicCheckpoint
 from tests.config.test_lock import locked
 
 # The distributions whose private internals the code uses (the module docstring says which): the lock pins each

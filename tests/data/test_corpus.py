@@ -67,7 +67,7 @@ def test_the_final_validation_of_documents_reads_every_held_out_name(names):
 def test_a_toy_runs_final_validation_reads_the_first_windows_of_the_same_held_out_text(corpus, request):
     """eval.final_windows=n (the quick suite's 64): the first n of the windows a full run reads, in the same order,
     so two toy runs still pair window by window; the quick suite sets it."""
-    from lm.suite.suite import QUICK_OVERRIDES
+    from lm.suite.settings import QUICK_OVERRIDES
 
     data = request.getfixturevalue(corpus)
     def windows(batches):   # (x, y), every window of the whole context, in order

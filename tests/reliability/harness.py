@@ -1,5 +1,5 @@
 """What the reliability tests share: the suite and `lm.commands.train` as a user starts them (their own process group, as a
-terminal gives them), faults injected through lm/spec/faults.py, and an audit of a store read back through MLflow."""
+terminal gives them), faults injected through lm/faults.py, and an audit of a store read back through MLflow."""
 import json
 import math
 import os
@@ -43,7 +43,7 @@ class Outcome:
     rc: int
     out: str
     err: str
-    fired: list[str] = field(default_factory=list)  # the faults lm/spec/faults.py fired in it, as it logged them
+    fired: list[str] = field(default_factory=list)  # the faults lm/faults.py fired in it, as it logged them
     pgid: int = 0
     seconds: float = 0.0
     fault: str | None = None
@@ -132,9 +132,9 @@ def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
 
 def expected_jobs(args: list[str]) -> dict[tuple[str, str, str], object]:
     """(experiment, variant, seed) → the job's config, for the runs a suite command asks for."""
-    from lm.suite import suite
+    from lm.suite import load_suite_config, plan
 
-    jobs = suite.plan(suite.load_suite_config(args)).jobs
+    jobs = plan(load_suite_config(args)).jobs
     return {(j.experiment, j.spec.variant, str(j.spec.seed)): j.cfg for j in jobs}
 
 

@@ -5,7 +5,8 @@ the next suite trains that one run again, in place."""
 import pytest
 from mlflow.tracking import MlflowClient
 
-from lm.suite import suite
+from lm.suite import State, load_suite_config, plan
+from lm.suite.bookkeeping import find_runs
 from lm.tracking.store import Store
 from tests.reliability import harness
 
@@ -49,10 +50,10 @@ def test_a_dead_worker_fails_its_run_alone_and_the_suite_ends_with_its_summary(d
 def test_the_next_suite_trains_only_the_lost_run_again_in_place(dead_worker, monkeypatch):
     _, runs, store, experiments = dead_worker
     monkeypatch.setenv("TINYGPT_EXPERIMENTS", str(experiments))
-    p = suite.plan(suite.load_suite_config(ARGS[:2] + [f"tracking_uri={harness.uri(store)}"]))
+    p = plan(load_suite_config(ARGS[:2] + [f"tracking_uri={harness.uri(store)}"]))
     jobs = p.jobs
-    suite.attach(Store(harness.uri(store)), p.exercises, jobs, "quick/")
-    pending = [j for j in jobs if j.state == suite.State.PENDING]
+    find_runs(Store(harness.uri(store)), p.exercises, jobs, quick=True)
+    pending = [j for j in jobs if j.state == State.PENDING]
     harness.record("dead_worker", runs_lost=sum(r.info.status != "FINISHED" for r in runs.values()) - len(pending),
                    to_train_again=len(pending))
     assert [j.run_id for j in pending] == [r.info.run_id for r in runs.values() if r.info.status == "FAILED"]

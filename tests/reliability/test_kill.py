@@ -7,7 +7,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lm.suite import suite
+from lm.suite import load_suite_config, plan
+from lm.suite.bookkeeping import find_runs, open_run
 from lm.tracking.store import Store
 from tests.reliability import harness
 
@@ -52,16 +53,16 @@ def test_a_start_marks_runs_left_running_killed(fresh, monkeypatch):
     to start marks each KILLED (then trains it again in place)."""
     monkeypatch.setenv("TINYGPT_STORE", str(fresh))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    p = suite.plan(suite.load_suite_config(harness.QUICK))
+    p = plan(load_suite_config(harness.QUICK))
     jobs = p.jobs
     store = Store()
-    suite.attach(store, p.exercises, jobs, "quick/")
+    find_runs(store, p.exercises, jobs, quick=True)
     assert not any(j.run_id for j in jobs)   # a run is created as it starts, so that its duration is its own
-    left = {suite.open_run(store, j) for j in jobs}
+    left = {open_run(store, j) for j in jobs}
     assert {store.client.get_run(r).info.status for r in left} == {"RUNNING"}
-    p = suite.plan(suite.load_suite_config(harness.QUICK))
+    p = plan(load_suite_config(harness.QUICK))
     again = p.jobs
-    suite.attach(store, p.exercises, again, "quick/")
+    find_runs(store, p.exercises, again, quick=True)
     assert {j.run_id for j in again} == left  # the same runs, to be trained in place: no duplicates
     for r in left:
         run = store.client.get_run(r)
@@ -93,7 +94,7 @@ def test_a_fault_fires_though_an_earlier_suite_with_the_same_pid_left_its_mark()
     """Pids come round (pid_max is 32768 here) and the marks stay in /tmp: an earlier root's mark under the same pid
     would keep the fault from firing. Each root's mark is its pid and its start."""
     code = ("import os, tempfile\n"
-            "from lm.spec import faults\n"
+            "from lm import faults\n"
             "old = os.path.join(tempfile.gettempdir(), f'tinygpt-fault-{os.getpid()}-validation-3')\n"
             "open(old, 'a').close()\n"   # an earlier root's mark, in the old name, under this pid
             "try:\n"

@@ -12,7 +12,7 @@ from lm.run import devices
 from lm.run.module import LitGPT
 from lm.spec import config
 from lm.spec.config import ConfigError
-from lm.suite import suite
+from lm.suite import load_suite_config, plan
 from lm.suite.launchers import local
 
 
@@ -172,8 +172,8 @@ def test_the_large_profile_warms_up_then_decays_to_min_lr():
 
 
 def test_a_profile_goes_under_every_exercise_of_the_suite():
-    s = suite.load_suite_config(["quick=true", "ablations=[heads]", "profile=gpu"])
-    jobs = suite.plan(s).jobs
+    s = load_suite_config(["quick=true", "ablations=[heads]", "profile=gpu"])
+    jobs = plan(s).jobs
     # The exercise's variants go on top; its base variant (h4, no override) takes the profile's 6 heads.
     assert {j.spec.variant: j.cfg.model.n_head for j in jobs} == {"h1": 1, "h2": 2, "h4": 6, "h8": 8}
     assert {(j.cfg.model.n_embd, j.cfg.model.block_size, j.cfg.train.optimizer) for j in jobs} == {(192, 128, "adamw")}

@@ -15,7 +15,8 @@ from submitit.core.utils import DelayedSubmission
 
 from lm.commands import suite as suite_command
 from lm.spec.config import RunConfig
-from lm.suite import LauncherConfig, suite
+from lm.suite import LauncherConfig, load_suite_config
+from lm.suite.worker import run_job
 from lm.tracking import reference
 
 
@@ -60,7 +61,7 @@ def test_each_run_is_a_submitit_job(store):
     for j in jobs:   # what each job was given: run_job, its run's config with the job's cpus_per_task as threads
         (submitted,) = j.glob("*_submitted.pkl")
         delayed = DelayedSubmission.load(submitted)
-        assert suite.run_job in (delayed.function, *delayed.args)   # (wrapped to hold the suite's workers lock)
+        assert run_job in (delayed.function, *delayed.args)   # (wrapped to hold the suite's workers lock)
         (cfg,) = [a for a in delayed.args if isinstance(a, RunConfig)]
         assert cfg.runtime.threads == 1
 
@@ -152,7 +153,7 @@ def test_launcher_slurm_writes_the_sbatch_script_from_conf(tmp_path, monkeypatch
         (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
         (bin_dir / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    s = suite.load_suite_config(["launcher=slurm", "launcher.parameters.slurm_partition=gpu",
+    s = load_suite_config(["launcher=slurm", "launcher.parameters.slurm_partition=gpu",
                                  "launcher.parameters.gpus_per_node=1", f"launcher.folder={tmp_path / 'jobs'}"])
     handler = signal.getsignal(signal.SIGINT)
     launcher = SubmititLauncher(s.launcher)
@@ -170,7 +171,7 @@ def test_launcher_slurm_writes_the_sbatch_script_from_conf(tmp_path, monkeypatch
                                                                    "--state=RUNNING --signal=INT 4242"]  # its run stops
     assert signal.getsignal(signal.SIGINT) == handler  # the suite's Ctrl-C handling is back as it was
     # A limit of two minutes: SLURM's warning a minute before it, not 90 s (at once, before the job can answer it)
-    s = suite.load_suite_config(["launcher=slurm", "launcher.parameters.timeout_min=2",
+    s = load_suite_config(["launcher=slurm", "launcher.parameters.timeout_min=2",
                                  f"launcher.folder={tmp_path / 'jobs'}"])
     SubmititLauncher(s.launcher).submit(operator.add, 2, 3)
     assert "#SBATCH --signal=USR2@60\n" in (tmp_path / "jobs" / "4242" / "4242_submission.sh").read_text()

@@ -34,7 +34,7 @@ def test_each_run_composes_into_a_valid_config(name):
     runs = ex.runs(seeds=3)
     assert len(runs) == 3 * len(ex.variants)
     assert [r.name for r in runs[:3]] == [f"{list(ex.variants)[0]}/seed{s}" for s in (1, 2, 3)]
-    hashes = {config.load(r.overrides).config_hash for r in runs}
+    hashes = {config.load_run(r.shared, r.seed).config_hash for r in runs}
     assert len(hashes) == len(runs)            # every (variant, seed) is a distinct run
     # every claim checks something or shows ours beside the lesson's (a time on another machine: shown, not judged)
     assert ex.claims and all(c.check or c.answer or c.prediction or c.control or c.value is not None or c.ours
@@ -45,7 +45,7 @@ def test_the_aa_twins_train_on_disjoint_seeds_so_no_twin_copy_merges_them():
     runs = exercises.load_all()["aa"].runs(seeds=1)    # its own 3 seeds, at quick size too
     seeds = {v: {r.seed for r in runs if r.variant == v} for v in ("a", "b")}
     assert seeds == {"a": {1, 2, 3}, "b": {1001, 1002, 1003}}
-    assert len({config.load(r.overrides).config_hash for r in runs}) == 6
+    assert len({config.load_run(r.shared, r.seed).config_hash for r in runs}) == 6
     more = exercises.load_all()["aa"].runs(seeds=6)     # seeds added later (make decide) extend each block
     assert {r.seed for r in more if r.variant == "b"} == {1001, 1002, 1003, 1004, 1005, 1006}
 
@@ -56,7 +56,7 @@ def test_lesson_002s_exercises_run_on_its_own_model_and_recipe_and_its_base_trai
     6 × 128.
     Lesson 000's stay on lesson 000's. The base model they share has one config, so the suite trains it once."""
     ex = exercises.load_all()
-    load = lambda name: {r.variant: config.load(r.overrides) for r in ex[name].runs(1)}  # noqa: E731
+    load = lambda name: {r.variant: config.load_run(r.shared, r.seed) for r in ex[name].runs(1)}  # noqa: E731
     base = load("recipe002")["cpu"]
     assert (base.model.n_layer, base.model.n_embd, base.model.activation, base.model.init, base.train.optimizer,
             base.train.lr, base.train.steps) == (3, 64, "gelu", "pytorch", "adamw", 0.002, 2500)
@@ -80,19 +80,20 @@ def test_lesson_002s_exercises_run_on_its_own_model_and_recipe_and_its_base_trai
 
 
 def test_the_variants_change_what_they_say():
-    load = {r.name: config.load(r.overrides) for r in exercises.load_all()["scaling"].runs(1)}
+    load = {r.name: config.load_run(r.shared, r.seed) for r in exercises.load_all()["scaling"].runs(1)}
     assert load["depth4/seed1"].model.n_layer == 4 and load["width128/seed1"].model.n_embd == 128
     assert load["context128/seed1"].model.block_size == 128
     assert load["base/seed1"].train.steps == 1000 and load["base/seed1"].eval.every == 100
-    micro = config.load(exercises.load_all()["microgpt"].runs(1)[0].overrides)
+    first = exercises.load_all()["microgpt"].runs(1)[0]
+    micro = config.load_run(first.shared, first.seed)
     assert micro.data.corpus == "names" and micro.model.n_embd == 16
-    nomask = {r.variant: config.load(r.overrides) for r in exercises.load_all()["nomask"].runs(1)}
+    nomask = {r.variant: config.load_run(r.shared, r.seed) for r in exercises.load_all()["nomask"].runs(1)}
     assert not nomask["nomask"].model.mask and nomask["masked"].model.mask and nomask["nomask"].eval.honest
-    sqrtd = {r.variant: config.load(r.overrides) for r in exercises.load_all()["sqrtd"].runs(1)}
+    sqrtd = {r.variant: config.load_run(r.shared, r.seed) for r in exercises.load_all()["sqrtd"].runs(1)}
     wide = sqrtd["unscaled_d128"]   # one head of 128 numbers, read at initialisation: one step
     assert wide.model.n_embd // wide.model.n_head == 128 and not wide.model.scale_attn and wide.train.steps == 1
     assert sqrtd["scaled"].train.steps == 1000 and sqrtd["scaled_d64"].model.scale_attn
-    bigger = {r.variant: config.load(r.overrides) for r in exercises.load_all()["microgpt"].runs(1)}["bigger"]
+    bigger = {r.variant: config.load_run(r.shared, r.seed) for r in exercises.load_all()["microgpt"].runs(1)}["bigger"]
     assert bigger.data.corpus == "names" and (bigger.model.n_embd, bigger.model.n_layer) == (64, 2)
 
 

@@ -11,11 +11,12 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from analysis.report import sections
-from analysis.report.kinds import KINDS
+from analysis.report.kinds import SECTION_KINDS
 from lm.spec import exercises, measures, needs
 from lm.spec.measures import TABLE, When
 from lm.suite import SuiteSpec, load_suite_config, plan, run
-from lm.suite.suite import State, attach
+from lm.suite import State
+from lm.suite.bookkeeping import find_runs
 from lm.tracking.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +90,7 @@ def test_another_exercises_claim_on_a_variant_makes_its_runs_measure_it(tmp_path
 
 def test_each_report_kind_is_known_with_all_it_fetches():
     """lm/spec/needs.py's KIND_READS against the report's own lists of what each kind fetches of every run."""
-    for name, kind in KINDS.items():
+    for name, kind in SECTION_KINDS.items():
         fetched = set(kind().histories()) | set(kind().artifacts())
         assert name in needs.KIND_READS and fetched <= needs.report_reads({"kind": name}), name
     for name in sections.modules():
@@ -106,13 +107,13 @@ def test_a_run_trained_again_in_place_makes_what_it_began_with(tmp_path):
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     p = plan(load_suite_config(["quick=true", "ablations=[scaling]", f"tracking_uri={uri}"]))
     store = Store(uri)
-    attach(store, p.exercises, p.jobs, "quick/")
+    find_runs(store, p.exercises, p.jobs, quick=True)
     job = p.jobs[0]
     assert not job.cfg.measure.knockout
     run_id = store.create_run(job.experiment, job.spec.name, {"config_hash": job.config_hash}, parent=job.parent)
     store.client.log_param(run_id, "measure.knockout", "True")   # then killed: left RUNNING
     again = plan(load_suite_config(["quick=true", "ablations=[scaling]", f"tracking_uri={uri}"]))
-    attach(store, again.exercises, again.jobs, "quick/")
+    find_runs(store, again.exercises, again.jobs, quick=True)
     assert again.jobs[0].run_id == run_id and again.jobs[0].cfg.measure.knockout
 
 

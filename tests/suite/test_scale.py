@@ -1,12 +1,13 @@
 """More than one page of finished runs in one experiment: the suite trains none again and makes no second parent;
 the aggregates, knock-out's discovery and the report's listing see every run. The stores are built as the suite
-lays out its runs (lm/tools/scale_store.py: the suite's plan and attach, then MLflow's own tables)."""
+lays out its runs (lm/tools/scale_store.py: the suite's plan and find_runs, then MLflow's own tables)."""
 from collections import Counter
 
 from mlflow.tracking import MlflowClient
 
 from analysis.store_reading.reader import Reader
-from lm.suite import ExitStatus, SuiteSpec, run, suite
+from lm.suite import ExitStatus, SuiteSpec, run
+from lm.suite.jobs import Job
 from lm.tools import scale_store
 from lm.tracking import store as tracking
 from lm.tracking.store import every_run, finished_runs
@@ -27,7 +28,7 @@ def no_op_suite(uri: str, runs: int, capsys) -> str:
     return out
 
 
-def check_layout(runs: list, jobs: list[suite.Job]) -> dict:
+def check_layout(runs: list, jobs: list[Job]) -> dict:
     """One parent, every run FINISHED, one child per job of the suite's plan; the parent's tags (its per-variant
     summaries, lm/tracking/aggregates.py)."""
     parents = [r for r in runs if r.data.tags.get("role") == "exercise"]

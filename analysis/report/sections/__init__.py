@@ -11,7 +11,7 @@ import inspect
 import pkgutil
 from dataclasses import dataclass
 
-from analysis.report.kinds import KINDS, Context, Kind, options
+from analysis.report.kinds import SECTION_KINDS, Context, SectionKind, options
 from lm.spec.errors import ConfigError
 from lm.spec.exercises import Exercise
 
@@ -23,7 +23,7 @@ def modules() -> list[str]:
 
 
 @dataclass
-class Module(Kind):
+class Module(SectionKind):
     """A section module used as a kind: its options go to its render()."""
     module: object = None
     kwargs: dict = None
@@ -38,13 +38,13 @@ class Module(Kind):
         self.module.render(ctx, **self.kwargs)
 
 
-def entries(ex: Exercise) -> list[Kind]:
+def entries(ex: Exercise) -> list[SectionKind]:
     """The exercise's report entries as renderers; a kind or an option that does not exist is one error."""
     out = []
     for k, entry in enumerate(DEFAULT if ex.report is None else ex.report, start=1):
         where = f"{ex.name}: report entry {k} (kind: {entry.get('kind')})"
         opts = {key: value for key, value in entry.items() if key != "kind"}
-        kind = KINDS.get(entry["kind"])
+        kind = SECTION_KINDS.get(entry["kind"])
         if kind is not None:
             try:
                 out.append(kind(**opts))
@@ -54,7 +54,7 @@ def entries(ex: Exercise) -> list[Kind]:
                                   f"{', '.join(options(kind)) or '(none)'}") from None
             continue
         if entry["kind"] not in modules():
-            raise ConfigError(f"{where}: unknown kind; the kinds are {', '.join(KINDS)}, or a module of "
+            raise ConfigError(f"{where}: unknown kind; the kinds are {', '.join(SECTION_KINDS)}, or a module of "
                               f"analysis/report/sections/: {', '.join(modules())}")
         module = importlib.import_module(f"{__name__}.{entry['kind']}")
         try:
@@ -65,7 +65,7 @@ def entries(ex: Exercise) -> list[Kind]:
     return out
 
 
-def render(ctx: Context, parts: list[Kind]) -> None:
+def render(ctx: Context, parts: list[SectionKind]) -> None:
     """The exercise's pictures: each entry in order; 'Not run' when nothing of it finished. The frame puts them
     under the exercise's title and its claims."""
     ex = ctx.er.exercise

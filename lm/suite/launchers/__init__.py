@@ -12,13 +12,15 @@ A launcher of your own is one module here and one config:
         @classmethod
         def check(cls, cfg: LauncherConfig) -> None: ...   # a ConfigError of one line if it cannot launch
         @classmethod
+        def warm(cls) -> None: ...                          # what can start early; nothing, for most
+        @classmethod
         def start(cls, launch: Launch) -> "Mine": ...       # capacity, threads, then submit, describe, ...
 
     # conf/launcher/mine.yaml (LauncherConfig's keys; settings of its own go in `parameters`)
     name: mine
     parameters: {queue: long}
 
-and `make ablations ARGS="launcher=mine"` runs on it. A launcher runs lm.suite.suite.run_job(cfg, run_id, init_run)
+and `make ablations ARGS="launcher=mine"` runs on it. A launcher runs lm.suite.worker.run_job(cfg, run_id, init_run)
 somewhere that reaches the store, and returns what it returned.
 """
 import importlib
@@ -47,7 +49,7 @@ class Launch:
     workers: int                # the suite's workers=: processes on this machine; 0: chosen for it
     threads: int                # the suite's threads=: torch threads per run; 0: one
     accelerator: str            # the runs' runtime.accelerator
-    workers_lock: str           # the file a process that trains on this machine holds shared (suite.exclusive)
+    workers_lock: str           # the file a process that trains on this machine holds shared (lm.suite.bookkeeping.exclusive)
 
 
 class WorkerDied(RuntimeError):
@@ -79,9 +81,10 @@ class Launcher(Protocol):
     def start(cls, launch: Launch) -> "Launcher":
         """The launcher, ready for the launch's runs."""
 
-    # Optional, and the suite calls it only where every run is still to do (a new store), before its own set-up:
-    # @classmethod
-    # def warm(cls) -> None: what can start beside that set-up (local.py: its workers' imports).
+    @classmethod
+    def warm(cls) -> None:
+        """What can start beside the suite's own set-up (local.py: its workers' imports), called only where every
+        run is still to do (a new store); a launcher with nothing to start beside it does nothing."""
 
     def submit(self, fn: Callable[..., dict], *args) -> Work:
         """fn(*args) started; a submission that fails is a Work whose result() raises."""

@@ -51,7 +51,7 @@ def _init_worker(threads: int, workers_lock: str, slot: int, environ: dict[str, 
         os.environ.update(environ)
     os.chdir(cwd)
     from lm.suite import preload  # noqa: F401  (imported already where the fork server preloaded it)
-    from lm.run.train import StopOnSignal
+    from lm.run.callbacks import StopOnSignal
 
     use_threads(threads, "suite worker")
     # Ctrl-C is for the run in progress, which stops cleanly at its step; one that comes before a run is under way

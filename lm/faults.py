@@ -1,4 +1,5 @@
-"""Faults on purpose, for the reliability tests: a kill or a Ctrl-C at a named point of a run.
+"""Faults on purpose, for the reliability tests: a kill or a Ctrl-C at a named point of a run. Test scaffolding
+beside the layers of lm/ (any of them may mark a point), importing none of them.
 
     TINYGPT_FAULT=step:15             SIGKILL the suite (or `lm.commands.train`) and this process the 15th time a step ends
     TINYGPT_FAULT=checkpoint:2:group  SIGKILL the whole process group, workers and all, at the 2nd checkpoint
@@ -46,9 +47,8 @@ _target, _at, _mode = _parse(os.environ.get("TINYGPT_FAULT", ""))
 _reached = 0
 if _target:  # the first process to import this is the root; the worker processes it starts inherit the variables
     os.environ.setdefault("TINYGPT_FAULT_ROOT", str(os.getpid()))
-    # The root's own mark for _first's file, its pid and the time: pids come round (pid_max 32768 here) and the files
-    # stay in /tmp (206 of them on this machine, 2026-12-04), so an earlier root's file under the same pid would keep
-    # a fault from firing.
+    # The root's own mark for _first's file, its pid and the time: pids come round and the files stay in /tmp, so an
+    # earlier root's file under the same pid would keep a fault from firing.
     os.environ.setdefault("TINYGPT_FAULT_MARK", f"{os.getpid()}-{time.time_ns()}")
 
 

@@ -58,13 +58,14 @@ def measure(tracking_uri: str | None, quick: bool = False) -> list[dict]:
     fits them."""
     from analysis.store_reading.reader import ExerciseRuns, Reader
     from lm.spec.exercises import load_all
+    from lm.tracking.naming import experiment_name
     from lm.tracking.store_check import resolve_uri
 
     uri = resolve_uri(tracking_uri)
     reader = Reader(uri)
     groups: dict[tuple[str, str], list] = {}
     for name, ex in load_all().items():
-        runs = ExerciseRuns(ex, ("quick/" if quick else "") + name, reader)
+        runs = ExerciseRuns(ex, experiment_name(name, quick), reader)
         for variant, key, step, per in runs.groups():
             groups.setdefault((key, variance.phase(key, step)), []).append(list(per.values()))
     rows = []

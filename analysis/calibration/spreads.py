@@ -24,7 +24,7 @@ from pathlib import Path
 TABLE = Path(__file__).with_name("spreads.csv")
 # Two runs' losses on the same window correlate: their text's difficulty is shared. Measured on 5 seeds of the base
 # model at 500 steps, every window of the held-out text (1,743): 0.906 to 0.925 between any two, 0.92 on average
-# (/tmp/claims-se, branch claims, 2026-12-03: python -m analysis.calibration.spreads experiments=[se500]).
+# (`python -m analysis.calibration.spreads`; docs/notebook.md has the run).
 WINDOW_CORRELATION = 0.92
 
 
@@ -97,16 +97,17 @@ def measure(experiments: list[str], quick: bool, tracking_uri: str | None) -> li
     import numpy as np
 
     from analysis.store_reading.reader import WINDOW_VALUES, Reader
+    from lm.tracking.naming import experiment_name
     from lm.tracking.store_check import resolve_uri
 
     uri = resolve_uri(tracking_uri)
     reader = Reader(uri)
-    prefix = "quick/" if quick else ""
     rows = []
     for name in experiments:
-        df = reader.runs(prefix + name)
+        experiment = experiment_name(name, quick)
+        df = reader.runs(experiment)
         if not len(df):
-            print(f"warning: no runs in {prefix + name}", file=sys.stderr)
+            print(f"warning: no runs in {experiment}", file=sys.stderr)
             continue
         df = df[df["status"] == "FINISHED"].sort_values("start_time", ascending=False)
         variant = df["tags.variant"].fillna("-") if "tags.variant" in df else "-"
@@ -122,7 +123,7 @@ def measure(experiments: list[str], quick: bool, tracking_uri: str | None) -> li
                     Kind.SHARE if np.all((0 <= x) & (x <= 1)) else Kind.CONTINUOUS
                 row = {"exercise": name, "variant": v, "metric": metric, "step": "final", "kind": kind,
                        "center": f"{x.mean():.6g}", "sd": f"{x.std(ddof=1):.3g}", "window_sd": "", "windows": "",
-                       "per_window": "false", "source": f"measured: {len(x)} seeds, {prefix + name} in {uri}"}
+                       "per_window": "false", "source": f"measured: {len(x)} seeds, {experiment} in {uri}"}
                 artifact = WINDOW_VALUES.get(metric)
                 paths = [reader.artifact(r, artifact) for r in g["run_id"]] if artifact else []
                 arrays = [np.load(p) for p in paths if p]

@@ -42,7 +42,8 @@ COMMANDS = {
     'make ablations ARGS="plan=true"': (
         "tests/config/test_plan.py::test_plan_true_on_a_new_store_lists_the_runs_says_its_figures_are_defaults_and_"
         "creates_nothing",
-        "tests/config/test_plan.py::test_the_plan_estimates_a_quick_suite_within_a_quarter_and_counts_what_is_done"),
+        "tests/config/test_plan.py::test_the_plan_estimates_the_suite_that_ran_within_a_quarter_of_its_time_and_"
+        "counts_what_is_done"),
     "make help": ("tests/config/test_help.py::test_make_help_lists_every_target_with_its_comment",),
     "make ablations-quick": ("tests/analysis/test_runs.py::test_the_readme_notebook_example_runs_as_shown",),
     "make ablations ABLATIONS=wider SEEDS=3": (

@@ -42,7 +42,7 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# Every package at the version and hash that requirements.lock pins (torch: the CPU wheel 2.13.0+cpu), the same
-	# on every machine; then the project itself, which brings nothing more. README: how to update the lock.
+	# on every machine; then the project itself, which brings nothing more. docs/scale.md: how to update the lock.
 	$(PY) -m pip install -q --require-hashes -r requirements.lock
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@

@@ -4,11 +4,11 @@
 
 Each round reads the table as `make report` computes it (analysis.verdicts.table) and takes the claims still open:
 within seed noise, or indicative (fewer seeds than a verdict needs). For each it plans the seeds that would give
-80% power at the level its next look needs (the engine's plan, analysis.verdicts.claims.undecided: Holm's first
-threshold in its exercise's share of the level, at the share that look spends; the same level the table's "seeds
-needed" note gives). A claim whose plan lies beyond the last look, or that the validation windows' own error keeps
-open, gets nothing: more seeds would not decide it. Findings, deterministic checks and the A/A control are no
-claims to decide. The others, cheapest first
+80% power at the level its next look needs (the engine's plan, analysis.verdicts.claims.undecided: the step-up's
+threshold for one more firm verdict, at the share that look spends; the same level the table's "seeds needed" note
+gives). A claim whose plan lies beyond the last look, or that the validation windows' own error keeps
+open, gets nothing: more seeds would not decide it. Findings and deterministic checks are no claims to decide; the A/A
+control is brought to each look a round brings a claim to. The others, cheapest first
 while the budget lasts, get one more look: their variants, exactly those their checks read (and the runs an
 exercise reads its models from), are brought to the next look's seeds (decision.LOOKS) through the suite,
 with its workers, launchers, bar and resumption. It stops when nothing open can be decided, the budget is spent or

@@ -1,9 +1,13 @@
 """The verdict engine: numbers in, verdicts out. Every claim of every exercise judged once per table, the family's
 p adjusted together; no MLflow, no figures, no report (pyproject.toml's import contracts hold it so).
 
-    claims_table.py  the table: every claim judged at every look it reached, each family adjusted (Holm within each
-                     exercise's share of the level, the family counted from the exercise files)
-    claim_kinds.py   the claim kinds' registry: how each kind of claim is judged (judge), and its family's share
+    claims_table.py  the table: every claim judged at every look it reached, each family adjusted together
+                     (Benjamini and Hochberg's step-up, the family counted from the exercise files), each metric's
+                     seed variance pooled over every variant of the store (variance.py)
+    claim_kinds.py   the claim kinds' registry: each kind whole (how it is judged, its family, what it asks, where
+                     the calibration sets it, what it marks)
+    variance.py      the seeds' variance shared across the variants that measure a metric: an empirical-Bayes prior
+    bounds.py        where each metric can lie, and an expression of metrics: the range an interval is cut to
     claims.py        a claim's comparisons: their tests, p and verdicts, and a claim's verdict from them
     decision.py      the decision rule: the outcomes, the level, the family, the looks and how the level is spent
     stats.py         numbers over seeds: mean ± std, the tests of a difference, the seeds a difference needs

@@ -16,8 +16,9 @@ A band `abs(x - v) < b` is read on the mean, as `v - b < x < v + b`: per seed it
 deviation, which grows with their spread, so that more seeds made "not reproduced" surer at the true value.
 Where the store gives each validation window's value (`windows(variant, key, step)`), the windows' error of the margin
 is added to the seeds', paired window by window; a metric scored on fixed windows without them is said to be so.
-A lesson's single number (a Prediction) is judged against our prediction interval for one more run, the evaluation's
-own noise included: an equivalence with the lesson's precision plus the project's tolerance (decision.py).
+A lesson's single number (a Prediction) is judged both ways against our prediction interval for one more run, the
+evaluation's own noise included: reproduced by the two one-sided tests within the claim's delta, not reproduced
+outside the interval (decision.py).
 The level, the family, the looks and the fewest seeds for a firm verdict are decision.py's: below that many seeds,
 or on the means alone, a comparison is indicative. Each kind of claim is judged from these by its entry in
 claim_kinds.py, on its own (raw p); claims_table.py judges the table, adjusting each family's p, and settles each

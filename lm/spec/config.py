@@ -135,12 +135,19 @@ def closest_key(key: str, schema: type = None) -> str:
     return f" (did you mean {found[0]}?)" if found else ""
 
 
-def _type_name(e: OmegaConfBaseException) -> str:
-    """What the key's field holds, from its dataclass: `an integer`, `a float`, `a bool`."""
+def _type_name(e: OmegaConfBaseException, schema: type | None = None) -> str:
+    """What the key's field holds, from its dataclass (the error's own, else the schema's field at its dotted key):
+    `an integer`, `a float`, `a bool`."""
     try:
         kind = typing.get_type_hints(e.ref_type)[e.key] if dataclasses.is_dataclass(e.ref_type) else None
     except (KeyError, TypeError, NameError):
         kind = None
+    owner = schema or RunConfig
+    for part in str(e.full_key or "").split(".") if kind is None else ():
+        hints = typing.get_type_hints(owner) if dataclasses.is_dataclass(owner) else {}
+        kind = owner = hints.get(part)
+        if kind is None:
+            break
     kind = next((a for a in typing.get_args(kind) if a is not type(None)), kind)
     return {int: "an integer", float: "a float", bool: "a bool: true or false", str: "a text"}.get(
         kind, f"a {getattr(kind, '__name__', 'value of its type')}")
@@ -169,7 +176,7 @@ def one_line(e: Exception, schema: type | None = None) -> str:
             return f"unknown config key '{x.full_key}'{closest_key(str(x.full_key), schema)} (see conf/ for the " \
                    f"keys there are)"
         if isinstance(x, OmegaValidationError) and x.full_key:
-            return f"{x.full_key}={x.value!r} is not {_type_name(x)}"
+            return f"{x.full_key}={x.value!r} is not {_type_name(x, schema)}"
     lines = [ln.strip() for x in chain for ln in str(x).splitlines() if ln.strip()]
     return lines[0] if lines else type(e).__name__
 

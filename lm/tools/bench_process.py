@@ -45,7 +45,7 @@ BREAKDOWN = [
     ("run created", "lm/tracking/store.py", "create_run"),
     ("training (Lightning's fit), of which:", "pytorch_lightning/trainer/trainer.py", "fit"),
     ("  validation every eval.every steps", "pytorch_lightning/loops/evaluation_loop.py", "run"),
-    ("  checkpoint writes", "lm/run/train.py", "_save_checkpoint"),
+    ("  checkpoint writes", "lm/run/callbacks.py", "_save_checkpoint"),
     ("  the curve's metrics written", "lm/tracking/store.py", "log_metrics"),
     ("validation of the untrained model and the final one", "lm/measures/probes.py", "validation"),
     ("end-of-run measurements (the final validation too), of which:", "lm/run/train.py", "measure"),

@@ -41,8 +41,9 @@ def test_every_claim_of_the_exercises_is_of_a_kind_and_whole():
 @pytest.mark.parametrize("fields,missing", [   # the claim's line (6), or its field's (7)
     ("value: 1.746", "is a value claim (it sets value): it needs `ours`"),
     ("value: many\n    ours: a.val_loss", "has value: 'many': input should be a valid number"),  # line 7
-    ("value: 1.746\n    ours: a.val_loss\n    check: a.val_loss > 1", "is a value claim (it sets value): it needs "
-                                                                      "`ours`, a number in `value` and no `check`"),
+    ("value: 1.746\n    ours: a.val_loss\n    delta: 0.08\n    check: a.val_loss > 1",
+     "is a value claim (it sets value): it needs `ours`, `delta`, a number in `value`, a number in `delta` and no "
+     "`check`"),
 ])
 def test_a_claim_without_what_its_kind_needs_is_one_line_when_its_exercise_loads(fields, missing):
     text = (f"title: t\nlesson: l\nmeasures: m\nvariants: {{a: []}}\n"

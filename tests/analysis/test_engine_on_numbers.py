@@ -45,7 +45,10 @@ def test_a_whole_table_is_built_from_numbers_for_a_real_exercise_without_mlflow(
     assert p.returncode == 0, p.stderr[-2000:]
     got = json.loads(p.stdout.splitlines()[-1])
     assert got["verdicts"] == ["reproduced", "reproduced", "not reproduced", *["reproduced"] * 10, "not reproduced",
-                               "reproduced", "reproduced", "reproduced"]
+                               "reproduced", "reproduced", "reproduced",
+                               # the train column, the d = 64 demonstration and the samples: numbers not given here;
+                               # the lesson's time, shown beside ours with no verdict
+                               *["not run"] * 13, ""]
     # every comparison but the parameter count's, a deterministic check (shown apart): the untrained loss's two
     # bounds, 4.371, the curve's ten points, 1.562, the bigram table, the diagonal and the either-or's two
     assert got["family"] == 18

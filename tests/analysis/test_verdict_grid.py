@@ -29,6 +29,7 @@ claims:
     lesson: "1.5"
     ours: "wide.val_loss"
     value: 1.5
+    delta: 0.05
   - text: "The wider model ends within a band"
     source: ours
     why: "no lesson says how wide"

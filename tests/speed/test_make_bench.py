@@ -2,6 +2,7 @@
 import re
 import subprocess
 
+from lm.tracking.store_check import shown
 from tests.conftest import MAKE, ROOT, user_env
 
 
@@ -34,7 +35,7 @@ def test_make_bench_only_report_times_the_report_on_the_store_make_report_reads_
                         rows["a bare read of the same runs"]), rows["a bare read of the same runs"]
     ratio = re.match(r"the report against the bare read +([\d.]+)×", rows["the report against the bare read"])
     assert float(ratio[1]) > 0
-    assert f"`make report` on sqlite:///{quick_store}/mlflow.db, the quick suite's runs" in p.stdout
+    assert f"`make report` on {shown(f'sqlite:///{quick_store}/mlflow.db')}, the quick suite's runs" in p.stdout
     assert {e.name for e in client.search_experiments()} == before   # no report run logged
 
 

@@ -49,5 +49,5 @@ def test_the_headline_metrics_are_the_losses_what_the_claims_read_and_what_the_u
     ex = exercises.load_all()
     assert aggregates.headline(ex["heads"]) == ["val_loss", "val_perplexity",   # then its ui: block's final values
                                                 "knockout_head_max", "knockout_b1_attn", "knockout_b2_attn"]
-    assert {"n_params", "predicted_params", "predicted_score_array_size"} <= set(aggregates.headline(ex["scaling"]))
+    assert {"n_params", "params_tok", "predicted_score_array_size"} <= set(aggregates.headline(ex["scaling"]))
     assert "word_validity" in aggregates.headline(ex["temperature"])

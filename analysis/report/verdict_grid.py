@@ -51,7 +51,7 @@ def why(row: verdicts.Row) -> str:
     """One line on a claim's verdict: ours against what the claim asks (the lesson's number, or the check), and the
     margin with its interval."""
     v, claim = row.verdict, row.claim
-    asks = claim_kinds.of(claim).asks(claim)
+    asks = claim_kinds.of(claim).asks(claim).replace("`", "")   # a page's text, not Markdown
     parts = [f"ours {v.ours}" if v.ours else "", asks, f"margin {v.interval}" if v.interval else "",
              f"{v.seeds} seeds" if v.seeds else ""]
     return "; ".join(p for p in parts if p)

@@ -71,7 +71,7 @@ def test_the_grid_has_a_cell_per_claim_in_its_outcomes_colour_linking_to_its_row
     assert [w[0] for w in why] == ["claim-wider-2", "claim-wider-3"]
     assert "ours 2.500; base.val_loss &lt; 2; margin" in why[0][1]
     assert "ours 1.750; wide.val_loss against the lesson&#x27;s 1.5, within 0.05, as one draw; margin 1.750 (" in why[1][1]
-    assert "- wider #2 The base model ends below 2: ours 2.500; check base.val_loss < 2; margin" in markdown
+    assert "- wider #2 The base model ends below 2: ours 2.500; base.val_loss < 2; margin" in markdown
     assert "**Ours** (1): 1 reproduced." in markdown
 
 

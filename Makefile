@@ -1,6 +1,6 @@
 # tinygpt-ablations. `make ablations` runs every exercise; `make test` runs the tests.
 # Options, for every target: key=value words in ARGS (ARGS="quick=true only=startup"), checked against the command's
-# schema before any heavy import (lm/spec/options.py; train, sweep and ablations: Hydra's overrides against conf/).
+# schema before any heavy import (lm/settings/options.py; train, sweep and ablations: Hydra's overrides against conf/).
 # A bare switch is the switch on (ARGS=quick is quick=true). train's --cfg, -m and --resume are its only flags.
 # Each target builds .venv from requirements.lock first if it is missing or stale.
 PYTHON ?= python3.11

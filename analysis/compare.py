@@ -18,9 +18,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm.spec import exercises
-from lm.spec.errors import ConfigError, TrackingError
-from lm.spec.options import CompareOptions, parse
+from lm.settings import exercises
+from lm.settings.errors import ConfigError, TrackingError
+from lm.settings.options import CompareOptions, parse
 from lm.tracking.store_check import check_server, redact, shown, sqlite_file
 
 # A margin moved when it moved by more than this many standard errors of the move: about the two-sided 95% band of a

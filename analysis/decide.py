@@ -25,8 +25,8 @@ import sys
 from dataclasses import dataclass, field
 
 from lm import process
-from lm.spec import options
-from lm.spec.errors import ConfigError
+from lm.settings import options
+from lm.settings.errors import ConfigError
 
 BUDGET = re.compile(r"(?P<amount>\d+(\.\d+)?)\s*(?P<unit>runs?|min|cpu-?min)?", re.IGNORECASE)
 
@@ -232,7 +232,7 @@ def minutes(er, variant: str) -> float:
 def grow(opts, read_: Runs, chosen: list[Open], budget: Budget) -> tuple[int, Runs, float]:
     """One round: the chosen claims' variants brought to their next look through the suite, one suite per target;
     its exit status, the runs read afterwards, and what it spent (runs, or CPU-minutes), counted from them."""
-    from lm.spec.errors import USER_ERRORS
+    from lm.settings.errors import USER_ERRORS
     from lm.suite import ExitStatus, SuiteSpec, run
 
     before = {name: set(er.finished["run_id"]) | set(er.others["run_id"]) for name, er in read_.runs.items()}

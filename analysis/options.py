@@ -1,8 +1,8 @@
 """`make report`'s options, and the checks it makes before it imports pandas, seaborn and MLflow (4 s)."""
 import sys
 
-from lm.spec import exercises, options
-from lm.spec.errors import ConfigError, TrackingError
+from lm.settings import exercises, options
+from lm.settings.errors import ConfigError, TrackingError
 from lm.tracking.store_check import check_server, resolve_uri, sqlite_file
 
 

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 if __name__ == "__main__":  # `make export`: --help and the options answered before pandas and MLflow (4 s) load
-    from lm.spec import options as _options
+    from lm.settings import options as _options
     _options.exit_if_wrong(_options.ReportOptions, sys.argv[1:])
 
 import pandas as pd  # noqa: E402
@@ -43,7 +43,7 @@ def claims_runs(quick: bool, ablations, tracking_uri: str | None):
     chosen exercises' names."""
     from analysis.report.frame import store_exercises
     from analysis.store_reading.reader import ExerciseRuns, Reader
-    from lm.spec import exercises
+    from lm.settings import exercises
 
     uri = resolve_uri(tracking_uri)
     reader = Reader(uri)
@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     reports/export."""
     from analysis.options import parse
     from analysis.store_reading.reader import StoreError
-    from lm.spec.errors import ConfigError
+    from lm.settings.errors import ConfigError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     try:

@@ -20,7 +20,7 @@ from analysis.calibration.boundary import Stress
 from analysis.calibration.simulate import Tally, rate, run
 from analysis.verdicts import claim_kinds, decision
 from analysis.verdicts.claim_kinds import Placement
-from lm.spec.exercises import load_all
+from lm.settings.exercises import load_all
 
 EFFECTS = (1.0, 2.0, 4.0)   # true effects for the power, in standard deviations of each comparison's margin
 MIXED = 0.5                 # the false discovery rate's case: half the claims true (4 sd), half on their boundary
@@ -47,8 +47,8 @@ def simulate(studies: int, seed: int, workers: int, effect: float = 0.0, at_valu
 
 
 def main(argv: list[str] | None = None) -> int:
-    from lm.spec import options
-    from lm.spec.errors import ConfigError
+    from lm.settings import options
+    from lm.settings.errors import ConfigError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     try:

@@ -33,7 +33,7 @@ from analysis.calibration import spreads
 from analysis.calibration.spreads import Kind, Spread
 from analysis.verdicts import bounds, claim_kinds, claims
 from analysis.verdicts.claim_kinds import Placement
-from lm.spec.exercises import Claim, ClaimKind, Exercise, evaluate, term, terms, tree
+from lm.settings.exercises import Claim, ClaimKind, Exercise, evaluate, term, terms, tree
 
 DRAWS = 4000   # draws of each number to set a comparison's expected margin: its error ~1.5% of the margin's sd
 

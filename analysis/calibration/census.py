@@ -57,7 +57,7 @@ def measure(tracking_uri: str | None, quick: bool = False) -> list[dict]:
     """A row per pooled metric of the store's full study: its groups and its prior (variance.fit), as the table
     fits them."""
     from analysis.store_reading.reader import ExerciseRuns, Reader
-    from lm.spec.exercises import load_all
+    from lm.settings.exercises import load_all
     from lm.tracking.naming import experiment_name
     from lm.tracking.store_check import resolve_uri
 

@@ -20,7 +20,7 @@ import numpy as np
 from analysis.calibration import boundary, census
 from analysis.calibration.boundary import Stress, World
 from analysis.verdicts import Numbers, claims, decision, table, variance
-from lm.spec.exercises import Exercise
+from lm.settings.exercises import Exercise
 
 POOL = "_pool"   # the simulated store's other variants, which the seeds' variance is pooled over (census.py)
 

@@ -138,8 +138,8 @@ def measure(experiments: list[str], quick: bool, tracking_uri: str | None) -> li
 
 
 def main(argv: list[str] | None = None) -> int:
-    from lm.spec import options
-    from lm.spec.errors import ConfigError
+    from lm.settings import options
+    from lm.settings.errors import ConfigError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     from analysis.store_reading.reader import StoreError
-    from lm.spec.exercises import load_all
+    from lm.settings.exercises import load_all
 
     names = opts.experiments or list(load_all())
     try:

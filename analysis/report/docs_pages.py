@@ -25,8 +25,8 @@ from analysis.report import environments, outcomes, verdict_grid
 from analysis.store_reading.reader import ExerciseRuns
 from analysis.verdicts import claim_kinds
 from analysis.verdicts.decision import Outcome
-from lm.spec import exercises
-from lm.spec.exercises import Claim, Exercise, Source
+from lm.settings import exercises
+from lm.settings.exercises import Claim, Exercise, Source
 from lm.tracking.store_check import shown
 
 COMMAND = 'make report ARGS="docs=docs"'

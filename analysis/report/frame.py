@@ -35,10 +35,10 @@ from analysis.verdicts import claims, decision, stats
 from analysis.verdicts.decision import FIRM
 from lm.heads.summary import headline, strongest
 from lm.heads.table import STATISTICS, TL_CONVENTION
-from lm.spec import exercises
-from lm.spec.errors import ConfigError
-from lm.spec.exercises import Source, terms, tree
-from lm.spec.options import ReportOptions
+from lm.settings import exercises
+from lm.settings.errors import ConfigError
+from lm.settings.exercises import Source, terms, tree
+from lm.settings.options import ReportOptions
 from lm.tracking import store_check
 from lm.tracking.naming import QUICK_PREFIX, experiment_name
 from lm.tracking.store import EXPERIMENT_KIND

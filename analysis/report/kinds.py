@@ -22,7 +22,7 @@ from analysis.report.document import Doc, figure_file
 from analysis.report.painter import Plot, plot
 from analysis.store_reading.reader import ExerciseRuns
 from analysis.verdicts import stats
-from lm.spec.exercises import Exercise, terms, tree
+from lm.settings.exercises import Exercise, terms, tree
 
 SEPARATOR = "\n\n---\n\n"   # between samples in samples.txt
 # How a metric is named in figures; any other is shown under its own key.

@@ -10,7 +10,7 @@ import ast
 import math
 
 from analysis.verdicts import claim_kinds
-from lm.spec.exercises import Exercise, Source, term, tree
+from lm.settings.exercises import Exercise, Source, term, tree
 
 FLIP = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
 

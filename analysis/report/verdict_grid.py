@@ -15,7 +15,7 @@ from analysis.report import outcomes
 from analysis.report.document import Doc, figure_file
 from analysis.verdicts import claim_kinds
 from analysis.verdicts.decision import Outcome
-from lm.spec.exercises import Source
+from lm.settings.exercises import Source
 
 STYLE = """<style>
 .first { margin: 0.4em 0 1em; }

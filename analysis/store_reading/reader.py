@@ -15,9 +15,9 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from analysis.options import no_store
-from lm.spec import measures
-from lm.spec.errors import TrackingError
-from lm.spec.exercises import Exercise, NotApplicable, NotMeasured, NotRun
+from lm.settings import measures
+from lm.settings.errors import TrackingError
+from lm.settings.exercises import Exercise, NotApplicable, NotMeasured, NotRun
 from lm.tracking.store import every_experiment, every_run, pointed_at
 from lm.tracking.naming import QUICK_PREFIX
 from lm.tracking.store_check import check_server, redact, sqlite_file

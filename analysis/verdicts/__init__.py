@@ -20,7 +20,7 @@ store's runs (analysis.store_reading): the judged exercises' and those their cla
 counted over every exercise file; from `Numbers` a table is built without a store:
 
     from analysis.verdicts import Numbers, table
-    from lm.spec.exercises import load_all
+    from lm.settings.exercises import load_all
 
     recipe = load_all()["recipe002"]
     seeds = {1: 1.7455, 2: 1.7460, 3: 1.7466}

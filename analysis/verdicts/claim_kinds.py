@@ -1,7 +1,7 @@
-"""The claim kinds' registry: how each kind of claim is judged, one entry per lm.spec.exercises.ClaimKind.
+"""The claim kinds' registry: how each kind of claim is judged, one entry per lm.settings.exercises.ClaimKind.
 
 A claim's kind follows from the fields it sets in its YAML; what each kind marks itself with, needs and cannot have
-is lm/spec/exercises.py's CLAIM_FIELDS, checked when an exercise is loaded, before any run. Its entry here is a
+is lm/settings/exercises.py's CLAIM_FIELDS, checked when an exercise is loaded, before any run. Its entry here is a
 Judging: the function that fills in its verdict from the lookups (claims.py's comparisons, settled into one
 verdict), the expression its verdict reads, whether its verdict is a finding, and the family its comparisons are
 members of with how many it holds, counted from the claim alone (the table's family is fixed before any run). A new
@@ -35,7 +35,7 @@ from analysis.verdicts.claims import (
     show,
     window_scored,
 )
-from lm.spec.exercises import Claim, ClaimKind, NotApplicable, NotMeasured, NotRun, evaluate, terms, tree
+from lm.settings.exercises import Claim, ClaimKind, NotApplicable, NotMeasured, NotRun, evaluate, terms, tree
 
 TABLE, CONTROL = "table", "control"   # the families: the claims', and the A/A control's own
 

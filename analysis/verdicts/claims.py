@@ -1,7 +1,7 @@
 """A claim's comparisons against our numbers: each one's test, p and verdict, and a claim's verdict from them.
 
 A lookup is `lookup(variant, key, step)`: the mean over seeds of a metric's final value (step None), of the
-value logged at `step`, or a tag's most common value; it raises lm.spec.exercises.NotRun for what was not run. Given
+value logged at `step`, or a tag's most common value; it raises lm.settings.exercises.NotRun for what was not run. Given
 also `seeds(variant, key, step)`, the same number per seed ({seed: value}, a tag's per seed too; None where there
 is no per-seed form), every comparison in a check (`a < b`, `a < b - 0.5`, `x >= 0.9`, `a[63] < b[15]`, each pair
 of a chain `a > b > c`) gets its margin, the amount by which it holds, per seed, and the two-sided p of "no margin":
@@ -37,7 +37,7 @@ from scipy import special
 from analysis.verdicts import bounds, decision, stats, variance
 from analysis.verdicts.decision import Outcome
 from lm.heads import table as heads
-from lm.spec.exercises import NotRun, evaluate, terms, tree
+from lm.settings.exercises import NotRun, evaluate, terms, tree
 
 REPRODUCED, NOT_REPRODUCED, WITHIN_NOISE = Outcome.REPRODUCED, Outcome.NOT_REPRODUCED, Outcome.WITHIN_NOISE
 NOT_RUN, NOT_APPLICABLE, NOT_MEASURED = Outcome.NOT_RUN, Outcome.NOT_APPLICABLE, Outcome.NOT_MEASURED

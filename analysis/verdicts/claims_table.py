@@ -17,7 +17,7 @@ import pandas as pd
 
 from analysis.verdicts import claim_kinds, claims, decision, variance
 from analysis.verdicts.results import ExerciseResults
-from lm.spec.exercises import Claim, Exercise, NotRun, terms, tree
+from lm.settings.exercises import Claim, Exercise, NotRun, terms, tree
 
 COLUMNS = ["exercise", "claim", "lessons", "ours", "margin (interval)", "method", "seeds", "p", "p (adjusted)",
            "verdict", "note"]

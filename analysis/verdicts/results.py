@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from lm.spec.exercises import Exercise, NotRun
+from lm.settings.exercises import Exercise, NotRun
 
 Value = float | str         # a metric's number, or a tag's text
 PerSeed = dict[int, Value]  # {seed: value}
@@ -25,7 +25,7 @@ class ExerciseResults(Protocol):
 
     def lookup(self, variant: str, key: str, step: int | None = None) -> Value:
         """The mean over seeds of a metric's final value (step None) or of the value logged at `step`, or a tag's
-        most common value; raises lm.spec.exercises.NotRun (NotApplicable, NotMeasured) for what there is not."""
+        most common value; raises lm.settings.exercises.NotRun (NotApplicable, NotMeasured) for what there is not."""
 
     def per_seed(self, variant: str, key: str, step: int | None = None) -> PerSeed | None:
         """The same number per seed, {seed: value}; None where there is none."""

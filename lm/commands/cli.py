@@ -14,9 +14,9 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
 from lm import process
-from lm.spec import config, exercises, options
-from lm.spec.errors import ConfigError, DataError, TrackingError
-from lm.spec.schema import check_temperature, unescape
+from lm.settings import config, exercises, options
+from lm.settings.errors import ConfigError, DataError, TrackingError
+from lm.settings.schema import check_temperature, unescape
 from lm.tracking import store_check
 
 CFG_PARTS = ("job", "hydra", "all")

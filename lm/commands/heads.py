@@ -3,7 +3,7 @@
     python -m lm.commands.heads run=RUN_ID [force=true]          # `make heads RUN=...`: log it, print the head table
     python -m lm.commands.heads exercise=heads [quick=true]      # `make heads EXERCISE=...`: every finished run
 
-The options: lm/spec/options.py's HeadsOptions. A run's knock-out, measured from its stored model and logged, is
+The options: lm/settings/options.py's HeadsOptions. A run's knock-out, measured from its stored model and logged, is
 lm/measures/finished_run.py; this command finds the runs and prints their tables (lm/knockout/summary.py).
 """
 import sys
@@ -21,8 +21,8 @@ from lm.knockout.summary import intact_loss, largest_head, terminal_table
 from lm.knockout.table import WINDOWS
 from lm.measures.finished_run import knock_out
 from lm.model.data import DataError
-from lm.spec import exercises
-from lm.spec.errors import ConfigError
+from lm.settings import exercises
+from lm.settings.errors import ConfigError
 from lm.tracking.naming import experiment_name
 from lm.tracking.store import Store, TrackingError, finished_runs
 

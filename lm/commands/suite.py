@@ -12,8 +12,8 @@ import sys
 from omegaconf import OmegaConf
 
 from lm import process
-from lm.spec import options
-from lm.spec.errors import USER_ERRORS
+from lm.settings import options
+from lm.settings.errors import USER_ERRORS
 from lm.suite import ExitStatus, load_suite_config, plan, run
 from lm.suite.runner import NOT_STARTED
 from lm.suite.settings import SuiteConfig

@@ -3,8 +3,8 @@ then handed to the suite as an exercise of its own (lm/suite/sweep.py builds it)
 import sys
 
 from lm import process
-from lm.spec.config import ConfigError
-from lm.spec.errors import USER_ERRORS
+from lm.settings.config import ConfigError
+from lm.settings.errors import USER_ERRORS
 from lm.suite import load_suite_config, plan, run
 from lm.suite.sweep import ARTIFACT, exercise, expand, split, to_yaml
 

@@ -14,8 +14,8 @@ if __name__ == "__main__":  # the command line: checked (and --cfg or a sweep do
 from lm.commands import cli, makeargs
 from lm.model.data import prepare
 from lm.run import train as one_run
-from lm.spec import config
-from lm.spec.errors import USER_ERRORS
+from lm.settings import config
+from lm.settings.errors import USER_ERRORS
 from lm.tracking.store import Store
 
 

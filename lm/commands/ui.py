@@ -1,6 +1,6 @@
 """`make ui`: MLflow's own UI over the project's store, on this machine only unless told otherwise.
 
-    python -m lm.commands.ui [host=127.0.0.1] [port=5000] [server=[--workers,4]]   (lm/spec/options.py's UiOptions)
+    python -m lm.commands.ui [host=127.0.0.1] [port=5000] [server=[--workers,4]]   (lm/settings/options.py's UiOptions)
 
 server=[...]: more `mlflow server` options, passed on as they are.
 
@@ -20,8 +20,8 @@ import sys
 import urllib.request
 from importlib.metadata import entry_points
 
-from lm.spec import options
-from lm.spec.errors import ConfigError
+from lm.settings import options
+from lm.settings.errors import ConfigError
 from lm.tracking.store_check import login, redact, resolve_uri, sqlite_file
 
 LOOPBACK = "127.0.0.1"

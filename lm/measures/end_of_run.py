@@ -1,4 +1,4 @@
-"""A run's end-of-run measurements: one function per entry of lm/spec/measures.py's TABLE, named as the entry and
+"""A run's end-of-run measurements: one function per entry of lm/settings/measures.py's TABLE, named as the entry and
 marked @measurement, each reading the trained model from an EndOfRun and adding what it measured to it, which the
 run then logs in one call each (the metrics at the last step, the artifacts from one folder). The run makes the ones
 its `measure` section leaves on, in the table's order."""
@@ -15,8 +15,8 @@ from lm.knockout import summary as knockout_summary
 from lm.measures import model_flavor, probes
 from lm.model.data import Corpus, val_batches
 from lm.model.model import GPT
-from lm.spec.config import RunConfig
-from lm.spec.measures import BY_NAME
+from lm.settings.config import RunConfig
+from lm.settings.measures import BY_NAME
 from lm.tracking.datasets import log_corpus
 from lm.tracking.store import Store
 
@@ -41,14 +41,14 @@ class EndOfRun:
     by_position_se: list[float] = field(default_factory=list)   # its standard error over the validation windows
 
 
-# Each entry of lm/spec/measures.py's TABLE, by its name: the function below of that name.
+# Each entry of lm/settings/measures.py's TABLE, by its name: the function below of that name.
 MEASURE: dict[str, Callable[[EndOfRun], None]] = {}
 
 
 def measurement(function: Callable[[EndOfRun], None]) -> Callable[[EndOfRun], None]:
-    """A function of this module that makes the measurement its name names in lm/spec/measures.py's TABLE."""
+    """A function of this module that makes the measurement its name names in lm/settings/measures.py's TABLE."""
     if function.__name__ not in BY_NAME:
-        raise LookupError(f"end_of_run.{function.__name__}: lm/spec/measures.py's TABLE has no entry of that name")
+        raise LookupError(f"end_of_run.{function.__name__}: lm/settings/measures.py's TABLE has no entry of that name")
     MEASURE[function.__name__] = function
     return function
 
@@ -184,5 +184,5 @@ def datasets(end: EndOfRun) -> None:
 
 _missing = BY_NAME.keys() - MEASURE.keys()
 if _missing:
-    raise LookupError(f"lm/spec/measures.py's TABLE has {', '.join(sorted(_missing))}, and no @measurement function "
+    raise LookupError(f"lm/settings/measures.py's TABLE has {', '.join(sorted(_missing))}, and no @measurement function "
                       f"of that name here")

@@ -15,7 +15,7 @@ from lm.measures import probes
 from lm.model import checkpoint, threads
 from lm.model.data import DataConfig, load_corpus, val_batches
 from lm.model.model import train_flops
-from lm.spec.config import EvalConfig
+from lm.settings.config import EvalConfig
 
 
 def config_section(params: dict, cls, prefix: str):

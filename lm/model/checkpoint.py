@@ -5,7 +5,7 @@ from pathlib import Path
 import torch
 
 from lm.model.model import GPT, GPTConfig
-from lm.spec.errors import CheckpointError  # noqa: F401  (raised here, caught before torch is imported)
+from lm.settings.errors import CheckpointError  # noqa: F401  (raised here, caught before torch is imported)
 
 FORMAT = 1
 

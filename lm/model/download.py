@@ -5,9 +5,9 @@ import os
 import urllib.request
 from pathlib import Path
 
-from lm.spec.corpus_file import sha256
-from lm.spec.errors import DataError
-from lm.spec.schema import DataConfig
+from lm.settings.corpus_file import sha256
+from lm.settings.errors import DataError
+from lm.settings.schema import DataConfig
 
 
 def locate(c: DataConfig) -> Path:

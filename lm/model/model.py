@@ -5,7 +5,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from lm.spec.schema import GPTConfig  # noqa: F401  (a run's settings, checked before torch loads)
+from lm.settings.schema import GPTConfig  # noqa: F401  (a run's settings, checked before torch loads)
 
 
 def n_params(c: GPTConfig) -> int:

@@ -11,7 +11,7 @@ from enum import Enum
 import torch
 
 from lm.model.model import GPT, KVCache
-from lm.spec.schema import SampleConfig, check_temperature, unescape  # noqa: F401  (checked before torch loads)
+from lm.settings.schema import SampleConfig, check_temperature, unescape  # noqa: F401  (checked before torch loads)
 
 
 def _pick(logits: torch.Tensor, temperature: float, g: torch.Generator) -> int:

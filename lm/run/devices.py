@@ -12,7 +12,7 @@ import platform
 from functools import lru_cache
 from pathlib import Path
 
-from lm.spec.errors import ConfigError
+from lm.settings.errors import ConfigError
 
 # The suite hands its workers the GPUs to share out through the environment: a worker must pin its GPU (set
 # CUDA_VISIBLE_DEVICES) before anything in it touches CUDA, so it cannot ask torch how many there are.

@@ -7,7 +7,7 @@ import torch._functorch.config  # private: tests/config/test_private_internals.p
 
 from lm.model.model import GPT, GPTConfig, honest_loss, token_losses
 from lm import faults
-from lm.spec.schema import TrainConfig  # noqa: F401  (a run's settings, checked before torch loads)
+from lm.settings.schema import TrainConfig  # noqa: F401  (a run's settings, checked before torch loads)
 
 
 class LitGPT(pl.LightningModule):

@@ -29,8 +29,8 @@ from lm.run import devices
 from lm.run.callbacks import AtomicCheckpoint, Diverged, ProgressBar, RunLogger, StepRecorder, StopOnSignal
 from lm.run.datamodule import CorpusDataModule
 from lm.run.module import LitGPT
-from lm.spec import config, measures
-from lm.spec.config import RunConfig
+from lm.settings import config, measures
+from lm.settings.config import RunConfig
 from lm.tracking import environment, views
 from lm.tracking.store import Store, duration, pointed_at
 from lm.tracking.store_check import redact
@@ -228,7 +228,7 @@ def load_from_run(store: Store, run_id: str, cfg: RunConfig):
 
 def measure(cfg: RunConfig, corpus: Corpus, store: Store, run_id: str, model, dm, recorder) -> dict:
     """The end of a run: the final validation, the checkpoint, and the measurements its `measure` section leaves on
-    (lm/spec/measures.py's table, in its order), each logged once."""
+    (lm/settings/measures.py's table, in its order), each logged once."""
     model.eval()
     # Every window of the held-out tenth, not the fixed sample the curve reads: the final val_loss and its error
     # over windows are the text's, and each window's loss is kept so that two runs pair window by window.

@@ -17,7 +17,7 @@ A second run(spec) trains nothing: every run's state is then State.FINISHED. In 
 __name__ == "__main__":` (the workers come from multiprocessing's fork server, which imports the script again);
 a notebook needs nothing. load_suite_config(["seeds=3", "launcher=submitit_local", "train.lr=0.01"]) makes a spec
 from the command line's words, conf/ and its launchers included; a spec's `exercises` runs exercises of the caller's own
-(lm.spec.exercises.Exercise) instead of ablations'. docs/exercises.md, "The suite from Python", says more.
+(lm.settings.exercises.Exercise) instead of ablations'. docs/exercises.md, "The suite from Python", says more.
 """
 from lm.suite.result import ExitStatus, RunOutcome, SuiteResult
 from lm.suite.runner import run

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lm.spec.exercises import Exercise
+from lm.settings.exercises import Exercise
 from lm.suite import measuring
 from lm.suite.jobs import Job, State, child_tags
 from lm.tracking import views

@@ -13,7 +13,7 @@ import heapq
 import statistics
 from dataclasses import dataclass, field
 
-from lm.spec import options
+from lm.settings import options
 from lm.suite.launchers.local import plan_workers
 from lm.suite.runner import OVERHEAD_TAG
 from lm.suite.jobs import Job, State, pair_twins

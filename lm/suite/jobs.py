@@ -3,8 +3,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from lm.spec.config import RunConfig
-from lm.spec.exercises import RunSpec
+from lm.settings.config import RunConfig
+from lm.settings.exercises import RunSpec
 
 
 class State(Enum):

@@ -1,18 +1,18 @@
-"""Which end-of-run measurements each of a suite's runs makes (lm/spec/measures.py's `when`): what its exercise and
-any other reads of its variant (lm/spec/needs.py); for a run two exercises share (twins: one trains, the others
+"""Which end-of-run measurements each of a suite's runs makes (lm/settings/measures.py's `when`): what its exercise and
+any other reads of its variant (lm/settings/needs.py); for a run two exercises share (twins: one trains, the others
 copy it), what any of them reads; the MLflow model on each variant's first seed. A switch that the user's command
 line or the exercise's own file sets (`measure.knockout=true`, `measure=all`) stays as set. What a run does not make
 is in its `not_measured` tag, and the report says "not measured" for it; its `mlflow_model` tag says where the
 variant's model is.
 
 Measured (base model, one thread, a warm worker): the knock-out alone cost a run as much as 100 of its steps, the
-MLflow model 25 to 40, the training text's loss 15 to 25 (lm/spec/measures.py).
+MLflow model 25 to 40, the training text's loss 15 to 25 (lm/settings/measures.py).
 """
 from collections import defaultdict
 
-from lm.spec import needs
-from lm.spec.exercises import Exercise
-from lm.spec.measures import MODEL_TAG, TABLE
+from lm.settings import needs
+from lm.settings.exercises import Exercise
+from lm.settings.measures import MODEL_TAG, TABLE
 
 
 def explicit(overrides: list[str]) -> set[str]:

@@ -2,10 +2,10 @@
 import time
 from dataclasses import dataclass
 
-from lm.spec import config, exercises
-from lm.spec.config import ConfigError
-from lm.spec.errors import DataError
-from lm.spec.exercises import Exercise
+from lm.settings import config, exercises
+from lm.settings.config import ConfigError
+from lm.settings.errors import DataError
+from lm.settings.exercises import Exercise
 from lm.suite import launchers, measuring
 from lm.suite.jobs import Job
 from lm.suite.settings import QUICK_OVERRIDES, SuiteSpec

@@ -39,7 +39,7 @@ class Echo:
 def run(spec: SuiteSpec, echo: bool = True) -> SuiteResult:
     """The suite spec asks for, run: each finished run skipped, each interrupted one trained again in place, a run two
     exercises share trained once and copied, one suite per store at a time, Ctrl-C kept for the runs to stop at their
-    step. Bad input raises its error (lm.spec.errors.USER_ERRORS) before any run is touched; a Ctrl-C before any run
+    step. Bad input raises its error (lm.settings.errors.USER_ERRORS) before any run is touched; a Ctrl-C before any run
     started is a result with no runs. echo: the lines `make ablations` prints (a bar with an ETA on a terminal, a
     line per finished run, the closing table); False: none, and no run's own bar."""
     started = time.time()

@@ -13,9 +13,9 @@ from typing import Any
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from lm.spec import config
-from lm.spec.config import ConfigError
-from lm.spec.exercises import Exercise
+from lm.settings import config
+from lm.settings.config import ConfigError
+from lm.settings.exercises import Exercise
 from lm.suite.launchers import LauncherConfig
 
 DEFAULT_SEEDS = 3  # per variant: the fewest a firm verdict needs (analysis/verdicts/decision.py's MIN_SEEDS)

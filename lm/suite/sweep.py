@@ -20,9 +20,9 @@ from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
-from lm.spec import config
-from lm.spec.config import ConfigError
-from lm.spec.exercises import Exercise
+from lm.settings import config
+from lm.settings.config import ConfigError
+from lm.settings.exercises import Exercise
 from lm.suite.settings import SuiteConfig
 
 SUITE_KEYS = {f.name for f in fields(SuiteConfig)} - {"ablations"}  # a sweep is its own exercise

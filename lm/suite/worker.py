@@ -4,7 +4,7 @@ import sys
 import time
 
 from lm.run import devices
-from lm.spec.config import RunConfig
+from lm.settings.config import RunConfig
 from lm.suite.launchers.local import worker_slot
 
 # This worker's own, by corpus (its sha256: two texts of your own are two corpora) and by store (its URI and

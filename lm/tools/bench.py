@@ -17,14 +17,14 @@ loop runs in chunks between the harness's own chunks of steps (A B A B …, unde
 step left out; ratios are medians of chunk against chunk. The machine's load average is printed with them: other
 work on the machine slows everything, and two OpenMP threads most. `quick=true` takes one to two minutes; the study
 rows alone take about ten.
-Runs go to a scratch MLflow store, deleted after. The options: lm/spec/options.py's BenchOptions.
+Runs go to a scratch MLflow store, deleted after. The options: lm/settings/options.py's BenchOptions.
 """
 from __future__ import annotations
 
 import sys
 
 if __name__ == "__main__":  # the options checked before torch loads
-    from lm.spec import options
+    from lm.settings import options
     options.exit_if_wrong(options.BenchOptions, sys.argv[1:])
 
 import contextlib
@@ -45,9 +45,9 @@ from lm.model.data import load_corpus, val_batches
 from lm.model.model import GPT, GPTConfig, token_losses, train_flops
 from lm.model.sample import generate
 from lm.run import train
-from lm.spec import config
-from lm.spec.options import BenchOptions as Options
-from lm.spec.options import parse as parse_options
+from lm.settings import config
+from lm.settings.options import BenchOptions as Options
+from lm.settings.options import parse as parse_options
 from lm.suite.launchers.local import LocalPool
 from lm.suite.worker import run_job
 from lm.tools import bench_process, bench_scale, bench_shared, bench_study

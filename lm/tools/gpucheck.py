@@ -18,14 +18,14 @@ Prints one Markdown table of the figures and writes it, with the figures as JSON
 set (else to reports/gpu-check/), after every step: a command cut off at its limit keeps the steps it finished.
 On an H200, env, gpu and large take most of a 10-minute command: where a command is limited to 10 minutes, run `only=env,numerics,suite` and `only=gpu,large` apart. `quick=true` runs every step at toy size: with
 runtime.accelerator=cpu, the whole script runs on a machine without a GPU (uncompiled), which is how the tests run
-it. Runs go to a scratch MLflow store. The options: lm/spec/options.py's GpuCheckOptions.
+it. Runs go to a scratch MLflow store. The options: lm/settings/options.py's GpuCheckOptions.
 """
 from __future__ import annotations
 
 import sys
 
 if __name__ == "__main__":  # the options checked before torch loads
-    from lm.spec import options
+    from lm.settings import options
     options.exit_if_wrong(options.GpuCheckOptions, sys.argv[1:])
 
 import contextlib
@@ -46,10 +46,10 @@ import torch
 
 from lm.model.data import prepare
 from lm.run import devices, train
-from lm.spec import config
-from lm.spec.errors import ConfigError
-from lm.spec.options import GpuCheckOptions, Step
-from lm.spec.options import parse as parse_options
+from lm.settings import config
+from lm.settings.errors import ConfigError
+from lm.settings.options import GpuCheckOptions, Step
+from lm.settings.options import parse as parse_options
 from lm.tools.bench import train_flops
 from lm.tracking.store import Store, every_experiment, every_run
 

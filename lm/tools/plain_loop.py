@@ -23,8 +23,8 @@ import torch
 from lm import process
 from lm.model import threads as torch_threads
 from lm.model.model import GPT, train_flops
-from lm.spec import config
-from lm.spec.errors import ConfigError
+from lm.settings import config
+from lm.settings.errors import ConfigError
 
 
 class Trained(NamedTuple):

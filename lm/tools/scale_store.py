@@ -26,7 +26,7 @@ from mlflow.store.tracking.dbmodels.models import (
 )
 
 from lm.run import train
-from lm.spec import exercises
+from lm.settings import exercises
 from lm.suite import SuiteSpec
 from lm.suite.bookkeeping import find_runs, open_run
 from lm.suite.jobs import Job, child_tags

@@ -1,5 +1,5 @@
 """The exercise file's JSON Schema, for editors' completion and checks, written from the pydantic model the suite
-validates every file with (lm/spec/exercise_file.py).
+validates every file with (lm/settings/exercise_file.py).
 
     python -m lm.tools.schema [--check]      # make schema
 
@@ -8,7 +8,7 @@ An editor reads it from a `# yaml-language-server: $schema=exercise.schema.json`
 """
 import sys
 
-from lm.spec.exercise_file import SCHEMA_FILE, schema_text
+from lm.settings.exercise_file import SCHEMA_FILE, schema_text
 
 
 def main(argv: list[str] | None = None) -> int:

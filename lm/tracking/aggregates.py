@@ -6,7 +6,7 @@ more, as the report's mean ± std) and the seed count, so the runs table shows t
 children; and each mean as a metric, for the parent's Metrics panel. The charts views leave the parent out of their
 grouped charts (lm/tracking/views.py): there, its metrics would be single bars of the parent alone. The headline
 metrics are the validation loss and perplexity, every metric the exercise's claims read and the final values its
-`ui:` block charts (lm/spec/ui.py). The suite refreshes them whenever it ends, so a seed that finishes later shows
+`ui:` block charts (lm/settings/ui.py). The suite refreshes them whenever it ends, so a seed that finishes later shows
 in them.
 """
 import re
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lm.spec import ui
-from lm.spec.exercises import Exercise, terms, tree
+from lm.settings import ui
+from lm.settings.exercises import Exercise, terms, tree
 
 HEADLINE = ("val_loss", "val_perplexity")
 # MLflow's metric and tag names take letters, digits, _ - . space : and / only; a sweep's variants are named like

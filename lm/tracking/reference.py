@@ -10,7 +10,7 @@ report, which reads the metrics the claims name, never meets them.
 """
 import time
 
-from lm.spec.exercises import Exercise, terms, tree
+from lm.settings.exercises import Exercise, terms, tree
 
 PREFIX = "lesson_"
 

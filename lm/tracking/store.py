@@ -16,7 +16,7 @@ from mlflow.tracking import MlflowClient
 from mlflow.tracking._tracking_service import utils as mlflow_uri
 
 from lm import faults
-from lm.spec.errors import TrackingError  # noqa: F401  (raised here, caught before MLflow is imported)
+from lm.settings.errors import TrackingError  # noqa: F401  (raised here, caught before MLflow is imported)
 from lm.tracking.store_check import RunRecord
 from lm.tracking.store_check import check_server, default_store, redact, resolve_uri, sqlite_file  # noqa: F401
 from lm.tracking import reference

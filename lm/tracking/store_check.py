@@ -16,7 +16,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm.spec.errors import TrackingError
+from lm.settings.errors import TrackingError
 
 
 # The project's checkout: a written page names a local store inside it by its path from here.

@@ -9,7 +9,7 @@ the page's state as JSON. Such a view is listed in the page's "Views" menu, and
 
 A charts view shows the child runs (not the parent) grouped by the `variant` tag, each group the mean of its seeds
 with their min-max band in the line charts, and leads with the exercise's own charts, from its YAML's `ui:` block
-(lm/spec/ui.py), two to a row so that their legends show every variant: `lines` (curves over steps, or against
+(lm/settings/ui.py), two to a row so that their legends show every variant: `lines` (curves over steps, or against
 another metric: the loss against the training time, the loss by position against the position), `dots` (each
 variant's final value against another: the loss against the parameter count) and `bars` (each variant's final
 value). Every line chart spans its values, not zero to them: curves over training from the first validation after
@@ -34,9 +34,9 @@ import json
 import time
 import zlib
 
-from lm.spec import ui
-from lm.spec.exercises import Exercise
-from lm.spec.ui import Chart, ChartKind, Panel
+from lm.settings import ui
+from lm.settings.exercises import Exercise
+from lm.settings.ui import Chart, ChartKind, Panel
 from lm.tracking import aggregates, reference
 
 PREFIX = "mlflow.sharedViewState."
@@ -87,7 +87,7 @@ def link(base: str, exp, key: str = KEY) -> str:
 
 
 def panels(ex: Exercise) -> list[Panel]:
-    """The exercise's charts views: its own, then the variants it charts apart (lm/spec/ui.py)."""
+    """The exercise's charts views: its own, then the variants it charts apart (lm/settings/ui.py)."""
     return ui.panels(ex, [k for k in aggregates.headline(ex) if k != "val_perplexity"])
 
 

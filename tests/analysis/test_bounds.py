@@ -11,7 +11,7 @@ from analysis.calibration import boundary, simulate
 from analysis.verdicts import bounds, claims, table
 from analysis.verdicts.bounds import Interval
 from analysis.verdicts.claim_kinds import judge
-from lm.spec.exercises import Claim, load_all
+from lm.settings.exercises import Claim, load_all
 
 
 @pytest.mark.parametrize("key, expected", [

@@ -16,7 +16,7 @@ from analysis.calibration import boundary, simulate, spreads
 from analysis.verdicts import Numbers, claims, decision, table
 from analysis.verdicts.claim_kinds import judge
 from analysis.verdicts.claims import NOT_REPRODUCED, REPRODUCED, WITHIN_NOISE
-from lm.spec.exercises import Claim, ClaimKind, Exercise, evaluate, load_all
+from lm.settings.exercises import Claim, ClaimKind, Exercise, evaluate, load_all
 from tests.conftest import ROOT
 
 LEVEL = decision.ALPHA

@@ -1,11 +1,11 @@
-"""The claim kinds' registry: a claim's kind from the fields it sets (lm/spec/exercises.py's CLAIM_FIELDS, checked
+"""The claim kinds' registry: a claim's kind from the fields it sets (lm/settings/exercises.py's CLAIM_FIELDS, checked
 when an exercise is loaded) and each kind's judging (analysis/verdicts/claim_kinds.py's KINDS)."""
 import pytest
 
 from analysis.verdicts.claim_kinds import KINDS, judge
 from analysis.verdicts.claims import FINDING, INDICATIVE
-from lm.spec.errors import ConfigError
-from lm.spec.exercises import CLAIM_FIELDS, Claim, ClaimKind, NotRun, load_all, parse
+from lm.settings.errors import ConfigError
+from lm.settings.exercises import CLAIM_FIELDS, Claim, ClaimKind, NotRun, load_all, parse
 
 KINDS_BY_FIELDS = [
     (Claim(text="t", answer="val_loss", finding=True), ClaimKind.QUESTION),

@@ -18,7 +18,7 @@ from analysis.verdicts.claims import (
     fmt,
 )
 from analysis.verdicts.claim_kinds import judge
-from lm.spec.exercises import Claim, Exercise, NotRun, Source, load_all
+from lm.settings.exercises import Claim, Exercise, NotRun, Source, load_all
 
 NUMBERS = {("base", "val_loss"): 1.75, ("base", "n_params"): 112193.0, ("base", "probe_top1_p"): 0.65,
            ("nopos", "val_loss"): 1.98, ("base", "probe_top1"): "e", ("a", "score"): 2.0, ("b", "score"): 1.0}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from analysis import compare
-from lm.spec.exercises import load_all, terms, tree
+from lm.settings.exercises import load_all, terms, tree
 from tests.conftest import MAKE, user_env
 
 ROOT = Path(__file__).resolve().parents[2]

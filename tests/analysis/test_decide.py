@@ -9,7 +9,7 @@ from mlflow.tracking import MlflowClient
 from analysis import decide
 from analysis import runs as notebook
 from analysis.verdicts import decision
-from lm.spec.errors import ConfigError
+from lm.settings.errors import ConfigError
 from tests.conftest import ROOT
 
 

@@ -7,7 +7,7 @@ import sys
 from analysis import verdicts
 from analysis.store_reading.reader import ExerciseRuns, Reader
 from analysis.verdicts import Numbers
-from lm.spec.exercises import load_all
+from lm.settings.exercises import load_all
 from tests.conftest import ROOT
 
 # Lesson 002's CPU recipe (experiments/recipe002.yaml) at three seeds, numbers made to land on each side of its
@@ -17,7 +17,7 @@ from tests.conftest import ROOT
 RECIPE = """
 import json, sys
 from analysis.verdicts import Numbers, table
-from lm.spec.exercises import load_all
+from lm.settings.exercises import load_all
 
 def seeds(*values):
     return dict(enumerate(values, 1))

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from analysis.report import figures, kinds, sections
-from lm.spec.config import ConfigError
-from lm.spec.exercises import load_all, parse
+from lm.settings.config import ConfigError
+from lm.settings.exercises import load_all, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 

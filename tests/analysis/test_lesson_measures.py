@@ -12,7 +12,7 @@ from lm.measures import probes
 from lm.model.data import Corpus, load_corpus, val_batches
 from lm.model.model import GPT, GPTConfig
 from lm.model.sample import Words, short_word_validity, training_words
-from lm.spec import config
+from lm.settings import config
 
 
 @pytest.fixture(scope="module")

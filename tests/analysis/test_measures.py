@@ -12,7 +12,7 @@ from lm.run.datamodule import CorpusDataModule
 from lm.model.model import GPT, GPTConfig, KVCache
 from lm.model.sample import line_length, speaker_line_share
 from lm.run.module import honest_loss
-from lm.spec import config
+from lm.settings import config
 
 
 def tiny(**kw) -> GPT:

@@ -8,7 +8,7 @@ import pandas as pd
 
 from analysis import runs
 from analysis.report import frame
-from lm.spec.exercises import load_all
+from lm.settings.exercises import load_all
 
 
 def test_make_export_writes_the_verdict_table_and_the_means_as_csv_and_latex(nopos002_stores, tmp_path):

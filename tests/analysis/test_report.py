@@ -19,7 +19,7 @@ from analysis.report import docs_pages, outcomes
 from analysis.store_reading.reader import ExerciseRuns, Reader
 from analysis.verdicts import decision
 from analysis.verdicts.decision import Outcome
-from lm.spec.exercises import Source, load_all
+from lm.settings.exercises import Source, load_all
 from tests.analysis import report_browser
 
 ROOT = Path(__file__).resolve().parents[2]

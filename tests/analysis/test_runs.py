@@ -12,7 +12,7 @@ import pytest
 
 from analysis import runs
 from analysis.verdicts import stats
-from lm.spec.exercises import load_all
+from lm.settings.exercises import load_all
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ from analysis import verdicts
 from analysis.verdicts import decision, stats
 from analysis.verdicts.claims import FINDING, NOT_REPRODUCED, REPRODUCED, WITHIN_NOISE
 from analysis.verdicts.results import Numbers
-from lm.spec.exercises import Claim, Exercise
+from lm.settings.exercises import Claim, Exercise
 
 
 def exercise(name, claims, values):
@@ -127,7 +127,7 @@ def test_seeds_between_two_looks_are_judged_at_the_lower_one():
 def every_number(exercises: dict[str, Exercise], seed: int = 0) -> dict[str, Numbers]:
     """Three seeds of every number the exercises' claims read, drawn at random: a tag 'e' or 'r', else a number, the
     same on every seed where a deterministic check reads it."""
-    from lm.spec.exercises import terms, tree
+    from lm.settings.exercises import terms, tree
 
     rng = np.random.default_rng(seed)
     final = {name: {} for name in exercises}
@@ -156,7 +156,7 @@ def test_a_report_of_fewer_exercises_is_never_firmer_than_the_full_one():
     """The family is counted from every exercise file; the exercises a report leaves out count as p = 1, and the
     step-up is monotone: each shown claim's adjusted p is at least the full table's, and no verdict is firm there
     that is not firm in the full table (the seeds' variance pooled over the whole store either way)."""
-    from lm.spec.exercises import load_all
+    from lm.settings.exercises import load_all
 
     files = load_all()
     numbers = every_number(files)
@@ -173,7 +173,7 @@ def test_a_report_of_fewer_exercises_is_never_firmer_than_the_full_one():
 
 
 def test_the_family_is_counted_from_the_files_before_any_run():
-    from lm.spec.exercises import load_all
+    from lm.settings.exercises import load_all
 
     empty = {name: Numbers(ex, {}) for name, ex in load_all().items()}
     t = verdicts.table(empty)

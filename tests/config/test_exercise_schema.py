@@ -13,9 +13,9 @@ import yaml
 
 from analysis.report import kinds, sections
 from lm.heads.table import STATISTICS
-from lm.spec import exercise_file, metrics, report_kinds
-from lm.spec.errors import ConfigError
-from lm.spec.exercises import FOLDER_VARIABLE, Claim, Exercise, load_all, parse
+from lm.settings import exercise_file, metrics, report_kinds
+from lm.settings.errors import ConfigError
+from lm.settings.exercises import FOLDER_VARIABLE, Claim, Exercise, load_all, parse
 from tests.conftest import ROOT
 
 HEAD = "title: t\nlesson: l\nmeasures: m\nvariants:\n  base: []\n  wide: [model.n_embd=128]\n"   # lines 1-6
@@ -110,7 +110,7 @@ def test_the_schema_has_every_field_of_an_exercise_and_a_claim_and_no_other():
 
 
 def test_the_report_kinds_table_is_the_report_s_own():
-    """lm/spec/report_kinds.py, which the spec reads, against analysis/report/kinds.py and sections/: kind for kind,
+    """lm/settings/report_kinds.py, which the spec reads, against analysis/report/kinds.py and sections/: kind for kind,
     option for option, type for type."""
     own = {name: {f.name: f.type for f in dataclasses.fields(k)} for name, k in kinds.SECTION_KINDS.items()}
     for module in sections.modules():

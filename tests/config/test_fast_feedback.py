@@ -30,7 +30,7 @@ COMMANDS = {
     "report, no store": (["analysis.report"], 1, "no MLflow store at"),
     "ui, a bad port": (["lm.commands.ui", "port=99999"], 2, "port=99999 is not a port (1-65535): make ui PORT=5001"),
     "ui, the old --port flag": (["lm.commands.ui", "--port", "5001"], 2, "options are key=value: port=5001"),
-    # one parser for every command's key=value options (lm/spec/options.py): a misspelt key, a value of the wrong
+    # one parser for every command's key=value options (lm/settings/options.py): a misspelt key, a value of the wrong
     # type, each named with its fix
     "heads, a misspelt true": (["lm.commands.heads", "run=x", "force=ture"], 2,
                                "error: force='ture' is not true or false: did you mean force=true?"),

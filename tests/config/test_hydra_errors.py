@@ -5,8 +5,8 @@ import inspect
 
 import pytest
 
-from lm.spec import config
-from lm.spec.config import ConfigError
+from lm.settings import config
+from lm.settings.config import ConfigError
 from lm.suite import load_suite_config
 
 RUN = {

@@ -28,15 +28,15 @@ VIOLATIONS = {
         # the knock-out and the head statistics are side by side: neither imports the other
         ("lm/knockout/summary.py", "from lm.heads import summary", "lm.knockout.summary -> lm.heads.summary"),
         # the faults are test scaffolding beside the spec, at the bottom: they import no layer
-        ("lm/faults.py", "from lm.spec import config", "lm.faults -> lm.spec.config"),
+        ("lm/faults.py", "from lm.settings import config", "lm.faults -> lm.settings.config"),
     ],
-    "lm never imports analysis": [("lm/spec/__init__.py", "import analysis.options", "lm.spec -> analysis.options")],
+    "lm never imports analysis": [("lm/settings/__init__.py", "import analysis.options", "lm.settings -> analysis.options")],
     LIGHT: [
-        ("lm/spec/__init__.py", "import pandas", "lm.spec -> pandas"),
+        ("lm/settings/__init__.py", "import pandas", "lm.settings -> pandas"),
         ("lm/heads/table.py", "import torch", "lm.heads.table -> torch"),
         ("lm/knockout/table.py", "import pandas", "lm.knockout.table -> pandas"),
         ("lm/tracking/store_check.py", "import mlflow", "lm.tracking.store_check -> mlflow"),
-        ("lm/spec/options.py", "from lm.model import model", "lm.model.model -> torch"),
+        ("lm/settings/options.py", "from lm.model import model", "lm.model.model -> torch"),
     ],
     PLAIN: [
         # the data module back beside the corpus (a suite's process then imports Lightning to check its corpora)
@@ -45,9 +45,9 @@ VIOLATIONS = {
     ],
     NO_IO: [
         # the spec downloading, querying a database, starting a process
-        ("lm/spec/schema.py", "import urllib.request", "lm.spec.schema -> urllib"),
-        ("lm/spec/exercises.py", "import sqlite3", "lm.spec.exercises -> sqlite3"),
-        ("lm/spec/config.py", "import subprocess", "lm.spec.config -> subprocess"),
+        ("lm/settings/schema.py", "import urllib.request", "lm.settings.schema -> urllib"),
+        ("lm/settings/exercises.py", "import sqlite3", "lm.settings.exercises -> sqlite3"),
+        ("lm/settings/config.py", "import subprocess", "lm.settings.config -> subprocess"),
     ],
     "analysis is in rooms, in layers: make decide, over the notebook API, over the report, over the calibration, over "
     "reading the store and the verdict engine, over the options": [
@@ -123,12 +123,12 @@ def private_imports(folder: Path) -> list[str]:
 def test_the_spec_imports_no_private_module_of_a_library():
     """Hydra's _internal and the like: import-linter cannot forbid part of an external package, so the spec's import
     statements are read for them."""
-    assert private_imports(ROOT / "lm" / "spec") == []
+    assert private_imports(ROOT / "lm" / "settings") == []
 
 
 def test_a_private_module_imported_by_the_spec_is_found(tmp_path):
     spec = tmp_path / "spec"
-    shutil.copytree(ROOT / "lm" / "spec", spec, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "lm" / "settings", spec, ignore=shutil.ignore_patterns("__pycache__"))
     config = spec / "config.py"
     config.write_text(config.read_text() + "\nfrom hydra._internal.config_loader_impl import ConfigLoaderImpl\n")
     (spec / "extra.py").write_text("import torch.utils._python_dispatch\nfrom mlflow.tracking import _tracking_service\n")

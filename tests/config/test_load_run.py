@@ -2,8 +2,8 @@
 for each run on its own, errors included."""
 import pytest
 
-from lm.spec import config, exercises
-from lm.spec.errors import ConfigError
+from lm.settings import config, exercises
+from lm.settings.errors import ConfigError
 
 
 def whole(overrides: list[str], seed: int, name: str):

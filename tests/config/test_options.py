@@ -1,10 +1,10 @@
 """Every command's options in one form, key=value, parsed by OmegaConf against the command's dataclass
-(lm/spec/options.py): each type converted, a bare switch the switch on, and every mistake one line naming the fix."""
+(lm/settings/options.py): each type converted, a bare switch the switch on, and every mistake one line naming the fix."""
 import pytest
 
-from lm.spec import options
-from lm.spec.errors import ConfigError
-from lm.spec.options import (
+from lm.settings import options
+from lm.settings.errors import ConfigError
+from lm.settings.options import (
     Accelerator,
     BenchOptions,
     GpuCheckOptions,

@@ -2,7 +2,7 @@
 tests (tests/server) scan a real suite's output, store and SLURM logs for it."""
 import pytest
 
-from lm.spec import config
+from lm.settings import config
 from lm.tracking import store_check
 
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from lm.model.data import DataError, TrainBatches, held_out_windows, load_corpus, locate
-from lm.spec import config
+from lm.settings import config
 
 
 @pytest.fixture(scope="module")

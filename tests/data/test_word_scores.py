@@ -3,7 +3,7 @@ import pytest
 
 from lm.model.data import load_corpus
 from lm.model.sample import Words, real_word_share, training_words, word_validity
-from lm.spec import config
+from lm.settings import config
 
 
 @pytest.fixture(scope="module")

@@ -104,7 +104,7 @@ def test_context_is_never_exceeded():
 
 
 def test_lesson_002s_profiles_keep_pytorchs_own_initialisation_and_its_0_16_m_parameters():
-    from lm.spec import config
+    from lm.settings import config
 
     for profile in ("cpu", "gpu"):
         assert config.load([f"profile={profile}"]).model.init == "pytorch"
@@ -124,7 +124,7 @@ def test_pytorchs_initialisation_starts_near_log_65_on_a_training_batch_where_le
     """Lesson 002: "loss at init 4.371 vs log|V| = 4.174", one training batch of 32 × 64; lesson 000's initialisation
     starts confidently wrong ("4.644 at the start"). Five seeds each, on the real text."""
     from lm.model.data import load_corpus, train_batch
-    from lm.spec import config
+    from lm.settings import config
 
     cfg = config.load(["profile=cpu"])
     corpus = load_corpus(cfg.data)

@@ -99,7 +99,7 @@ CASES = {
     "python -m lm.commands.suite, unknown ablation": ("suite-cli", ["ablations=[nosuch]"], {}, "unknown ablation 'nosuch'"),
     "python -m lm.commands.train, checkpoint from a different config": (
         "train-cli", [*harness.TINY, "model.n_head=8", "--resume", "{killed}"], {}, "another config"),
-    # every other command's key=value options, through one parser (lm/spec/options.py)
+    # every other command's key=value options, through one parser (lm/settings/options.py)
     "make heads force=ture": ("heads-cli", ["exercise=baseline", "force=ture"], {}, "did you mean force=true?"),
     "make heads quik=true": ("heads-cli", ["exercise=baseline", "quik=true"], {}, "did you mean quick=true?"),
     "make report quik=true": ("report-cli", ["quik=true"], {}, "did you mean quick=true?"),

@@ -11,7 +11,7 @@ from mlflow.tracking import MlflowClient
 
 from lm.commands import train
 from lm.model import checkpoint
-from lm.spec import config
+from lm.settings import config
 from lm.tracking.store import Store
 from tests.reliability import harness
 

@@ -8,7 +8,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from lm.spec import exercises
+from lm.settings import exercises
 from lm.tracking import views
 from tests.scaleout.helpers import ARTIFACTS, ROOT, shared_browser
 

@@ -10,8 +10,8 @@ from lm.commands import suite as suite_command
 from lm.model.model import n_params
 from lm.run import devices
 from lm.run.module import LitGPT
-from lm.spec import config
-from lm.spec.config import ConfigError
+from lm.settings import config
+from lm.settings.config import ConfigError
 from lm.suite import load_suite_config, plan
 from lm.suite.launchers import local
 

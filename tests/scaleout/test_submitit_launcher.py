@@ -15,8 +15,8 @@ from mlflow.tracking import MlflowClient
 from submitit.core.utils import DelayedSubmission
 
 from lm.commands import suite as suite_command
-from lm.spec import measures
-from lm.spec.config import RunConfig
+from lm.settings import measures
+from lm.settings.config import RunConfig
 from lm.suite import LauncherConfig, load_suite_config
 from lm.suite.worker import run_job
 from lm.tracking import reference

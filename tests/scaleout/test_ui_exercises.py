@@ -6,7 +6,7 @@ landing's first screen is kept in reports/screens/ui-<exercise>.png for people t
 import pytest
 from mlflow.tracking import MlflowClient
 
-from lm.spec import exercises
+from lm.settings import exercises
 from lm.tracking import views
 from lm.tracking.store import duration
 from tests.scaleout import browser

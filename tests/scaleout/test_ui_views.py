@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from lm.commands import ui_app
-from lm.spec import exercises
-from lm.spec.errors import ConfigError
+from lm.settings import exercises
+from lm.settings.errors import ConfigError
 from lm.tracking import reference, views
 
 EXERCISES = exercises.load_all()

@@ -1,7 +1,7 @@
 """The FLOP count that `make bench` divides by: the formula the README states, and the matmuls it times."""
 import pytest
 
-from lm.spec import config
+from lm.settings import config
 from lm.tools import bench
 
 

@@ -6,8 +6,8 @@ import torch
 from lm.model.data import prepare
 from lm.run import train
 from lm.run.module import LitGPT
-from lm.spec import config
-from lm.spec.config import ConfigError
+from lm.settings import config
+from lm.settings.config import ConfigError
 from lm.tools import bench
 from lm.tracking.store import Store
 

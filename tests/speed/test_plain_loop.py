@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from lm.spec import config
+from lm.settings import config
 from lm.tools import plain_loop
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from lm.model.data import prepare
 from lm.run import train
-from lm.spec import config
+from lm.settings import config
 from lm.tracking.store import Store
 
 SMALL = ["eval.every=30", "eval.val_batches=4", "eval.head_windows=8", "sample.length=50", "runtime.threads=1",

@@ -5,7 +5,7 @@ import torch
 from lm.model.data import load_corpus
 from lm.model.model import GPT, GPTConfig, KVCache
 from lm.model.sample import _pick, _uniforms, generate
-from lm.spec import config
+from lm.settings import config
 
 CONFIGS = {"base": GPTConfig(),
            "microgpt-like": GPTConfig(norm="rms", activation="gelu", bias=False, embed_norm=True, final_norm=False),

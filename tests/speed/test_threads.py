@@ -74,7 +74,7 @@ def test_a_split_batch_takes_a_shard_a_core_and_runtime_threads_is_taken_as_aske
 
 def test_the_automatic_count_is_one_for_every_exercises_models_and_the_cores_for_far_larger_ones(monkeypatch):
     from lm.model.model import train_flops
-    from lm.spec import config
+    from lm.settings import config
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     for overrides in ([], ["profile=cpu", "model.n_layer=6", "model.n_embd=128"], ["profile=microgpt"]):

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from lm.spec import exercises
+from lm.settings import exercises
 from lm.tracking import aggregates
 
 

@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from lm.commands import suite as command
-from lm.spec.errors import ConfigError
+from lm.settings.errors import ConfigError
 from lm.suite import ExitStatus, SuiteSpec, State, load_suite_config, plan, run
 
 WORDS = ["quick=true", "ablations=[nopos002,heads]"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lm.spec import config, exercises
-from lm.spec.config import ConfigError
+from lm.settings import config, exercises
+from lm.settings.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = {  # the lessons' exercises and their variants, as the lessons set them; an exercise of one's own joins them

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from mlflow.tracking import MlflowClient
 
-from lm.spec.errors import ConfigError
+from lm.settings.errors import ConfigError
 from lm.suite import ExitStatus, LauncherConfig, State, SuiteSpec, launchers, run
 from lm.suite.launchers.local import LocalPool
 from lm.suite.launchers.submitit import SubmititLauncher

@@ -1,5 +1,5 @@
 """A suite's runs make the end-of-run measurements something reads of them (lm/suite/measuring.py): the costly ones
-(lm/spec/measures.py's When.READ) only where a claim, a report block or a chart of their exercise, or another
+(lm/settings/measures.py's When.READ) only where a claim, a report block or a chart of their exercise, or another
 exercise's claim on their variant, reads what they provide; the MLflow model on each variant's first seed; the
 user's own switches as set. What a run does not make is in its tags, so the report says "not measured"."""
 import importlib
@@ -12,8 +12,8 @@ from mlflow.tracking import MlflowClient
 
 from analysis.report import sections
 from analysis.report.kinds import SECTION_KINDS
-from lm.spec import exercises, measures, needs
-from lm.spec.measures import TABLE, When
+from lm.settings import exercises, measures, needs
+from lm.settings.measures import TABLE, When
 from lm.suite import SuiteSpec, load_suite_config, plan, run
 from lm.suite import State
 from lm.suite.bookkeeping import find_runs
@@ -89,7 +89,7 @@ def test_another_exercises_claim_on_a_variant_makes_its_runs_measure_it(tmp_path
 
 
 def test_each_report_kind_is_known_with_all_it_fetches():
-    """lm/spec/needs.py's KIND_READS against the report's own lists of what each kind fetches of every run."""
+    """lm/settings/needs.py's KIND_READS against the report's own lists of what each kind fetches of every run."""
     for name, kind in SECTION_KINDS.items():
         fetched = set(kind().histories()) | set(kind().artifacts())
         assert name in needs.KIND_READS and fetched <= needs.report_reads({"kind": name}), name

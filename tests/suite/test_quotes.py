@@ -4,7 +4,7 @@ allowing only for whitespace and typographic quotes. The lessons are read from t
 import pytest
 
 from analysis.report import docs_pages
-from lm.spec import exercises, quotes
+from lm.settings import exercises, quotes
 from tests.conftest import SEEDS
 
 

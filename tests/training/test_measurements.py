@@ -1,4 +1,4 @@
-"""A run's end-of-run measurements: one table (lm/spec/measures.py), from which the switches (`measure.<name>=false`,
+"""A run's end-of-run measurements: one table (lm/settings/measures.py), from which the switches (`measure.<name>=false`,
 `measure=none`) are derived, and what a run told not to measure is neither logged nor judged, but "not measured" in
 the report."""
 import dataclasses
@@ -13,7 +13,7 @@ from mlflow.tracking import MlflowClient
 from analysis import report
 from lm.commands import suite
 from lm.measures.end_of_run import MEASURE
-from lm.spec import config, measures
+from lm.settings import config, measures
 from tests.training.test_run import TINY, trained
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -69,7 +69,7 @@ def test_the_final_validation_scores_every_window_of_the_held_out_text_and_keeps
     import numpy as np
 
     from lm.model.data import held_out_windows, load_corpus
-    from lm.spec import config
+    from lm.settings import config
 
     uri, runs = finished
     row = runs.loc[0]
@@ -87,7 +87,7 @@ def test_the_run_logs_lesson_002s_untrained_loss_and_the_models_code_checks_at_s
     attention_gradcheck and the worked blend: the model's code checked as lessons 000 and 001 check theirs."""
     from lm.measures import probes
     from lm.model.data import load_corpus, train_batch
-    from lm.spec import config
+    from lm.settings import config
 
     uri, runs = finished
     client = MlflowClient(uri)

@@ -12,8 +12,8 @@ import pkgutil
 from dataclasses import dataclass
 
 from analysis.report.kinds import SECTION_KINDS, Context, SectionKind, options
-from lm.spec.errors import ConfigError
-from lm.spec.exercises import Exercise
+from lm.settings.errors import ConfigError
+from lm.settings.exercises import Exercise
 
 DEFAULT = [{"kind": "curves", "metrics": ["val_loss"]}, {"kind": "final", "metrics": ["val_loss"]}]
 

@@ -28,7 +28,7 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from lm.spec.config import ConfigError
+from lm.settings.config import ConfigError
 
 
 @dataclass

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lm.spec.config import ConfigError
+from lm.settings.config import ConfigError
 from lm.suite.launchers import Launch, LauncherConfig, register
 from lm.suite.launchers.submitit_jobs import Failed, Job, one_line, queue_job_class, slurm_settle
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import yaml
 
-from lm.spec import metrics, ui
-from lm.spec.errors import ConfigError
-from lm.spec.exercise_file import Source, suggest, validate
-from lm.spec.report_kinds import METRIC_OPTIONS, VARIANT_OPTIONS
+from lm.settings import metrics, ui
+from lm.settings.errors import ConfigError
+from lm.settings.exercise_file import Source, suggest, validate
+from lm.settings.report_kinds import METRIC_OPTIONS, VARIANT_OPTIONS
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 FOLDER_VARIABLE = "TINYGPT_EXPERIMENTS"  # another folder of exercise files, for the suite and the report alike
@@ -166,7 +166,7 @@ class Exercise:
     #                                   the claims are not applicable (None: they hold on any corpus)
     claims: list[Claim] = field(default_factory=list)
     report: list[dict] | None = None  # the report section's figures: [{kind: curves, metrics: [val_loss]}, ...]
-    ui: dict | None = None            # make ui's charts (lm/spec/ui.py): {lines: [...], dots: [...], bars: [...]}
+    ui: dict | None = None            # make ui's charts (lm/settings/ui.py): {lines: [...], dots: [...], bars: [...]}
     disjoint_seeds: bool = False      # each variant its own seeds (1..n, 1001..1000+n, ...): an A/A check's twins,
     #                                   which would otherwise be one run each (the same config, the same hash); seeds
     #                                   added later (make decide) extend each variant's block and stay disjoint

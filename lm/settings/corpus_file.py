@@ -9,7 +9,7 @@ import math
 from functools import lru_cache
 from pathlib import Path
 
-from lm.spec.errors import DataError
+from lm.settings.errors import DataError
 
 
 def sha256(path: Path) -> str:

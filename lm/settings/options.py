@@ -24,7 +24,7 @@ from typing import TypeVar
 from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
 
-from lm.spec.errors import ConfigError
+from lm.settings.errors import ConfigError
 
 T = TypeVar("T")
 

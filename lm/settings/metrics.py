@@ -1,12 +1,12 @@
 """The metric names a check, an answer or a report entry may read: what every run logs (CORE: lm/run/train.py, its
 callbacks and lm/measures/probes.py's checks at step 0), what the claims table works out from them (DERIVED) and
-what the end-of-run measurements log (the `provides` patterns of lm/spec/measures.py's table). A name none of them
+what the end-of-run measurements log (the `provides` patterns of lm/settings/measures.py's table). A name none of them
 gives is a typo, refused before anything trains with the closest known name. A new metric a run logs is a name in
 CORE, or a pattern of its measurement."""
 import difflib
 import fnmatch
 
-from lm.spec.measures import TABLE
+from lm.settings.measures import TABLE
 
 CORE = (
     # the loss: its curve, its end, and the untrained model's at step 0

@@ -19,7 +19,7 @@ KINDS: dict[str, dict[str, object]] = {
     "baseline": {},
     "scaling": {},
 }
-# The options that name metrics, each checked against what the runs log (lm/spec/metrics.py), and those that name
+# The options that name metrics, each checked against what the runs log (lm/settings/metrics.py), and those that name
 # variants of the file.
 METRIC_OPTIONS = ("metric", "metrics", "baselines", "time")
 VARIANT_OPTIONS = ("variants",)

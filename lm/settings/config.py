@@ -21,10 +21,10 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 from omegaconf.errors import ValidationError as OmegaValidationError
 
-from lm.spec.corpus_file import own_text
-from lm.spec.errors import ConfigError  # noqa: F401  (raised here, imported from here by callers)
-from lm.spec.measures import PRESETS, MeasureConfig, preset
-from lm.spec.schema import (
+from lm.settings.corpus_file import own_text
+from lm.settings.errors import ConfigError  # noqa: F401  (raised here, imported from here by callers)
+from lm.settings.measures import PRESETS, MeasureConfig, preset
+from lm.settings.schema import (
     DataConfig,
     GPTConfig,
     SampleConfig,
@@ -130,7 +130,7 @@ def _chain(e: BaseException) -> list[BaseException]:
 
 def closest_key(key: str, schema: type = None) -> str:
     """` (did you mean model.n_embd?)`: difflib's nearest of the schema's dotted keys, or nothing."""
-    from lm.spec.options import fields   # the dotted keys of a dataclass, nested ones included
+    from lm.settings.options import fields   # the dotted keys of a dataclass, nested ones included
     found = difflib.get_close_matches(key, list(fields(schema or RunConfig)), n=1, cutoff=0.6)
     return f" (did you mean {found[0]}?)" if found else ""
 
@@ -189,7 +189,7 @@ def unknown_suite_word(word: str, suite_keys: list[str]) -> str | None:
     if not key or "=" not in word or top in suite_keys or top in {f.name for f in dataclasses.fields(RunConfig)} \
             or (CONF_DIR / top).is_dir() or word.startswith("+"):
         return None
-    from lm.spec.options import fields
+    from lm.settings.options import fields
     found = difflib.get_close_matches(key, [*suite_keys, *fields(RunConfig)], n=1, cutoff=0.6)
     hint = f": did you mean {found[0]}=...?" if found else ""
     return (f"unknown option {key!r}{hint} (the suite's options are {', '.join(suite_keys)}; any other key=value "
@@ -204,7 +204,7 @@ def _register() -> None:
     """RunConfig as Hydra's schema for conf/train.yaml (its first default, `schema`): every default a dataclass
     holds is composed from the dataclass, so conf/ writes only what differs from it (conf/model/base.yaml: nothing
     but the vocabulary's source), and an override of any field composes even where no YAML names it. And the
-    config group `measure`, the presets lm/spec/measures.py derives from its table (`measure=none`): no file holds
+    config group `measure`, the presets lm/settings/measures.py derives from its table (`measure=none`): no file holds
     a list of the measurements."""
     store = ConfigStore.instance()
     store.store(name="schema", node=RunConfig)

@@ -1,13 +1,13 @@
 """What an exercise's runs are read for, and so which end-of-run measurements they need: the metrics and artifacts
 its claims name (in `check`, `ours` and `answer`, another exercise's claims naming its variants included), its
-`report:` blocks read and its `ui:` charts draw, matched against the `provides` patterns of lm/spec/measures.py's
+`report:` blocks read and its `ui:` charts draw, matched against the `provides` patterns of lm/settings/measures.py's
 table. The suite makes an entry of When.READ only on the runs of a variant that needs it (lm/suite/measuring.py).
 """
 import fnmatch
 from collections.abc import Iterable
 
-from lm.spec.exercises import Exercise, terms, tree
-from lm.spec.measures import BY_NAME, TABLE, When
+from lm.settings.exercises import Exercise, terms, tree
+from lm.settings.measures import BY_NAME, TABLE, When
 
 # What each report kind reads of its exercise's runs beyond the metrics its options name (METRIC_OPTIONS): the
 # artifacts and metrics analysis/report/kinds.py and the section modules of analysis/report/sections/ read, their

@@ -8,7 +8,7 @@ The final validation loss, its curve and the checkpoint `model.pt` are not in th
 since the suite, `make sample`, the temperature exercise and every claim about the loss read them.
 
 `make train` makes every entry. A suite's run makes each entry as its `when` says (lm/suite/measuring.py): always,
-or only where its exercise reads what the entry provides (lm/spec/needs.py), or on each variant's first seed; a
+or only where its exercise reads what the entry provides (lm/settings/needs.py), or on each variant's first seed; a
 `measure.<name>=...` of the user's or of an exercise's file wins either way.
 """
 import dataclasses
@@ -92,7 +92,7 @@ MeasureConfig = dataclasses.make_dataclass(
     "MeasureConfig", [(m.name, bool, True) for m in TABLE],
     namespace={"__module__": __name__, "__doc__": "Which of the end-of-run measurements (TABLE) a run makes."})
 
-# The presets of the config group `measure` (lm/spec/config.py registers them with Hydra): every switch on or off.
+# The presets of the config group `measure` (lm/settings/config.py registers them with Hydra): every switch on or off.
 PRESETS = {"all": True, "none": False}
 
 

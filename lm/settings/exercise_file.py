@@ -12,8 +12,8 @@ from typing import Annotated, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, ValidationError, create_model
 
-from lm.spec.errors import ConfigError
-from lm.spec.report_kinds import KINDS
+from lm.settings.errors import ConfigError
+from lm.settings.report_kinds import KINDS
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "experiments" / "exercise.schema.json"
 
@@ -31,7 +31,7 @@ class Strict(BaseModel):
 
 
 class ClaimFile(Strict):
-    """One claim as the file gives it (lm/spec/exercises.py's Claim says what each field is)."""
+    """One claim as the file gives it (lm/settings/exercises.py's Claim says what each field is)."""
     text: str
     check: str | None = None
     ours: str | None = None
@@ -61,7 +61,7 @@ ReportEntry = Annotated[Union[tuple(ENTRIES.values())], Field(discriminator="kin
 
 
 class ExerciseFile(Strict):
-    """An exercise file (lm/spec/exercises.py's Exercise says what each field is)."""
+    """An exercise file (lm/settings/exercises.py's Exercise says what each field is)."""
     title: str
     lesson: str
     measures: str

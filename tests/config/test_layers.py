@@ -16,10 +16,10 @@ CONTRACTS = [c["name"] for c in tomllib.loads((ROOT / "pyproject.toml").read_tex
              ["contracts"]]
 # Violations of each contract, by its name: (the file, the import added at its end, the import lint-imports names).
 LAYERS = ("lm is in layers: commands and tools over the suite, one run, the measures, tracking, the head statistics "
-          "and knock-out, the model, the spec beside the faults the reliability tests inject")
-LIGHT = ("what a command reads before its heavy imports (the spec, the head-statistics and knock-out tables, the "
+          "and knock-out, the model, the settings beside the faults the reliability tests inject")
+LIGHT = ("what a command reads before its heavy imports (the settings, the head-statistics and knock-out tables, the "
          "store check) imports no torch, Lightning, MLflow, pandas, seaborn or matplotlib")
-NO_IO = "the spec does no I/O: no network, database or other process"
+NO_IO = "the settings do no I/O: no network, database or other process"
 PLAIN = "the model and its data are plain PyTorch: lm.model imports no Lightning and no MLflow"
 VIOLATIONS = {
     LAYERS: [
@@ -27,7 +27,7 @@ VIOLATIONS = {
         ("lm/model/model.py", "from lm.commands import cli", "lm.model.model -> lm.commands.cli"),
         # the knock-out and the head statistics are side by side: neither imports the other
         ("lm/knockout/summary.py", "from lm.heads import summary", "lm.knockout.summary -> lm.heads.summary"),
-        # the faults are test scaffolding beside the spec, at the bottom: they import no layer
+        # the faults are test scaffolding beside the settings, at the bottom: they import no layer
         ("lm/faults.py", "from lm.settings import config", "lm.faults -> lm.settings.config"),
     ],
     "lm never imports analysis": [("lm/settings/__init__.py", "import analysis.options", "lm.settings -> analysis.options")],
@@ -44,7 +44,7 @@ VIOLATIONS = {
         ("lm/model/checkpoint.py", "import mlflow", "lm.model.checkpoint -> mlflow"),
     ],
     NO_IO: [
-        # the spec downloading, querying a database, starting a process
+        # the settings downloading, querying a database, starting a process
         ("lm/settings/schema.py", "import urllib.request", "lm.settings.schema -> urllib"),
         ("lm/settings/exercises.py", "import sqlite3", "lm.settings.exercises -> sqlite3"),
         ("lm/settings/config.py", "import subprocess", "lm.settings.config -> subprocess"),
@@ -121,7 +121,7 @@ def private_imports(folder: Path) -> list[str]:
 
 
 def test_the_spec_imports_no_private_module_of_a_library():
-    """Hydra's _internal and the like: import-linter cannot forbid part of an external package, so the spec's import
+    """Hydra's _internal and the like: import-linter cannot forbid part of an external package, so the settings's import
     statements are read for them."""
     assert private_imports(ROOT / "lm" / "settings") == []
 

@@ -67,11 +67,11 @@ def measure(tracking_uri: str | None, quick: bool = False) -> list[dict]:
     for name, ex in load_all().items():
         runs = ExerciseRuns(ex, experiment_name(name, quick), reader)
         for variant, key, step, per in runs.groups():
-            groups.setdefault((key, variance.phase(key, step)), []).append(list(per.values()))
+            groups.setdefault((key, variance.phase(key, step)), []).append(((name, variant), list(per.values())))
     rows = []
     for (key, phase), values in sorted(groups.items()):
         prior = variance.priors({(key, phase): values})[key, phase]
-        if prior.groups:
+        if prior.groups:   # groups: the variants measuring it (a curve's steps are one variant's)
             rows.append({"metric": key, "phase": phase, "groups": prior.groups, "df": f"{prior.df:.4g}",
                          "var": f"{prior.var:.6g}", "source": "measured: the full study's store, every variant "
                                                               "with 2 seeds or more and a spread"})

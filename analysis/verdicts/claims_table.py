@@ -168,12 +168,12 @@ def pooled_priors(runs: Mapping[str, ExerciseResults]):
     """Each number's prior for the seeds' variance (variance.py), pooled over every variant of every exercise in
     `runs` that measures its metric in the same phase: a lookup (variant, key, step) -> Prior."""
     groups: dict[tuple[str, str], list] = {}
-    for er in runs.values():
+    for name, er in runs.items():
         read = getattr(er, "groups", None)
         for variant, key, step, per in read() if read else ():
             values = [float(x) for x in per.values() if not isinstance(x, str)]
             if len(values) == len(per) and len(values) >= 2:
-                groups.setdefault((key, variance.phase(key, step)), []).append(values)
+                groups.setdefault((key, variance.phase(key, step)), []).append(((name, variant), values))
     fitted = variance.priors(groups)
 
     def prior(variant, key, step=None):

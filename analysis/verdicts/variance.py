@@ -14,8 +14,7 @@ inverse chi-square per metric (its calibration, with variances that differ more 
 analysis/calibration).
 
 A metric is pooled by its name and phase (`phase`): the start of training (step 0: untrained models, whose spread is
-the initialisation's) apart from every later step and the run's end, at which a trained model's seed spread is much
-the same. Groups whose seeds agree exactly (a count, a constant) carry no variance to pool and are left out.
+the initialisation's), the curve's later steps, and the run's end, each apart. Groups whose seeds agree exactly (a count, a constant) carry no variance to pool and are left out.
 """
 import math
 from collections.abc import Iterable, Mapping
@@ -35,13 +34,17 @@ POSITIONAL = ("val_loss_at_position",)
 
 
 class Phase:
-    """When in a run a number was measured, for pooling: untrained, or trained."""
+    """When in a run a number was measured, for pooling: untrained, during training (a curve's steps, whose early
+    points spread more), or at the end."""
     START = "start"
-    TRAINED = "trained"
+    CURVE = "curve"
+    END = "end"
 
 
 def phase(key: str, step: int | None) -> str:
-    return Phase.START if step == 0 and not key.startswith(POSITIONAL) else Phase.TRAINED
+    if step is None or key.startswith(POSITIONAL):
+        return Phase.END
+    return Phase.START if step == 0 else Phase.CURVE
 
 
 @dataclass(frozen=True)
@@ -56,25 +59,28 @@ class Prior:
 NONE = Prior()
 
 
-def fit(variances: Iterable[float], dfs: Iterable[float]) -> Prior:
+def fit(variances: Iterable[float], dfs: Iterable[float], owners: Iterable | None = None) -> Prior:
     """The prior of sample variances `variances` on `dfs` degrees of freedom each (limma's fitFDist, by moments of
     the log-variances): E log s² = log s0² + ψ(d0/2) − log(d0/2) + log(d/2) − ψ(d/2), var log s² = ψ'(d0/2) + ψ'(d/2),
     the spread read at its upper CONFIDENCE bound and d0 at most the groups' degrees of freedom together. Too few
     groups (MIN_GROUPS): no prior."""
     s2, d = np.asarray(list(variances), float), np.asarray(list(dfs), float)
+    owner = list(owners) if owners is not None else list(range(len(s2)))
     keep = (s2 > 0) & np.isfinite(s2) & (d > 0)
-    s2, d = s2[keep], d[keep]
-    if len(s2) < MIN_GROUPS:
+    s2, d, owner = s2[keep], d[keep], [o for o, k in zip(owner, keep) if k]
+    # a variant's curve gives a group at every step, the same seeds each time: they count as one variant's
+    independent = {o: float(x) for o, x in zip(owner, d)}
+    g = len(independent)
+    if g < MIN_GROUPS:
         return NONE
     z = np.log(s2) - special.digamma(d / 2) + np.log(d / 2)
     mean = float(z.mean())
-    g = len(z)
     # the log-variances' spread at its upper CONFIDENCE bound (chi-square on g - 1): a few groups that happen to agree
     # must not pass for a prior worth many seeds
     observed = float(np.sum((z - mean) ** 2) / (g - 1))
     spread = observed * (g - 1) / stats.chi2.ppf(1 - CONFIDENCE, g - 1) - float(np.mean(special.polygamma(1, d / 2)))
     d0 = 2 * _trigamma_inverse(spread) if spread > 0 else math.inf
-    d0 = min(d0, float(d.sum()))   # no more than the groups' own degrees of freedom together
+    d0 = min(d0, sum(independent.values()))   # no more than the variants' own degrees of freedom together
     return Prior(d0, math.exp(mean + special.digamma(d0 / 2) - math.log(d0 / 2)), g)
 
 
@@ -111,12 +117,18 @@ def combined(parts: Iterable[tuple[float, Prior | None]]) -> Prior:
     return Prior(df, var, int(groups)) if var > 0 else NONE
 
 
-def priors(groups: Mapping[tuple[str, str], list[Iterable[float]]]) -> dict[tuple[str, str], Prior]:
-    """Each pooled metric's prior, from its groups' per-seed values: {(key, phase): [values of one variant, ...]}."""
+def priors(groups: Mapping[tuple[str, str], list]) -> dict[tuple[str, str], Prior]:
+    """Each pooled metric's prior, from its groups' per-seed values: {(key, phase): [(its variant, values), ...]}
+    (a bare list of values counts as a variant of its own)."""
     out = {}
     for pooled, rows in groups.items():
-        values = [np.asarray(list(r), float) for r in rows]
-        values = [v[np.isfinite(v)] for v in values]
-        values = [v for v in values if len(v) >= 2]
-        out[pooled] = fit([float(np.var(v, ddof=1)) for v in values], [len(v) - 1 for v in values])
+        found = []
+        for i, row in enumerate(rows):
+            owner, values = row if isinstance(row, tuple) else (i, row)
+            v = np.asarray(list(values), float)
+            v = v[np.isfinite(v)]
+            if len(v) >= 2:
+                found.append((owner, v))
+        out[pooled] = fit([float(np.var(v, ddof=1)) for _, v in found], [len(v) - 1 for _, v in found],
+                          [o for o, _ in found])
     return out

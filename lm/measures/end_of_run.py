@@ -131,7 +131,7 @@ def softmax_questions(end: EndOfRun) -> None:
 
 # Windows enough for an exact check (the mask's zeros, a part's count) or a mean over thousands of rows, and few
 # enough that a backward pass through the analysis path stays a tenth of a second.
-MASK_WINDOWS, INIT_WINDOWS = 4, 16
+MASK_WINDOWS, INIT_WINDOWS = 4, 32
 
 
 @measurement

@@ -475,7 +475,8 @@ def compare(a, op, b, lookup, seeds, windows=None, priors=None) -> Comparison:
         used = dict.fromkeys(by_variant, order)
         xa, xb = (evaluate(side, _arrays(per, order), ELEMENTWISE) for side in (left, right))
         margin = np.asarray(xb - xa if flip else xa - xb, float) * np.ones(len(order))
-        prior = variance.combined(_weighted(ta + tb, _slopes(left, right, flip, per, used), per, priors))
+        slopes = _slopes(left, right, flip, per, used)
+        prior = variance.combined(_weighted(ta + tb, slopes, per, priors))
         c.difference = stats.one_sample(margin, 0.0, stats.PAIRED if len(by_variant) > 1 else stats.ONE_SAMPLE,
                                         strict, prior)
     else:
@@ -495,7 +496,7 @@ def compare(a, op, b, lookup, seeds, windows=None, priors=None) -> Comparison:
     c.method = d.method if d.low is not None or d.exact else ONE_SEED
     windowed = [t for t in dict.fromkeys(ta + tb) if window_scored(t[1])]
     if windowed and not d.exact and d.low is not None:
-        se = _windows(windowed, left, right, flip, per, used, windows)
+        se = _windows(windowed, slopes, used, windows)
         if se is None:
             c.fixed_windows = tuple(dict.fromkeys(_name(t) for t in windowed))
         else:
@@ -544,7 +545,7 @@ def _range(left: str, right: str, flip: bool) -> tuple[float, float]:
     return m.low, m.high
 
 
-def _windows(windowed, left: str, right: str, flip: bool, per: dict, used: dict, windows) -> float | None:
+def _windows(windowed, slopes: dict, used: dict, windows) -> float | None:
     """The windows' standard error of a margin (stats.paired_windows_se): each windowed term's per-window values
     averaged over the seeds the comparison read, weighted by the margin's slope in that term (a linear margin's own
     coefficients; the delta method otherwise), windows of the same length taken as the same windows. None when a
@@ -558,7 +559,6 @@ def _windows(windowed, left: str, right: str, flip: bool, per: dict, used: dict,
         if len(rows) != len(used[t[0]]) or len({len(r) for r in rows}) != 1:
             return None
         arrays[t] = np.mean(rows, axis=0)
-    slopes = _slopes(left, right, flip, per, used)
     groups = {}
     for t, x in arrays.items():
         groups[len(x)] = groups.get(len(x), 0.0) + slopes[t] * x

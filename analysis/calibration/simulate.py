@@ -85,10 +85,10 @@ def bystanders(ws: list[World], rng: np.random.Generator, stress: Stress) -> Num
             z = boundary.standard(rng, len(seeds), stress)
             per = {s: float(math.sqrt(var) * x) for s, x in zip(seeds, z)}
             name = f"by{i}"
-            if pooled[1] == variance.Phase.START:
-                curves.setdefault(name, {}).setdefault(pooled[0], {})[0] = per
-            else:
+            if pooled[1] == variance.Phase.END:
                 final.setdefault(name, {})[pooled[0]] = per
+            else:   # a step of the phase: 0 the untrained start, 1 any step of a curve
+                curves.setdefault(name, {}).setdefault(pooled[0], {})[int(pooled[1] == variance.Phase.CURVE)] = per
     pool = Exercise(name=POOL, title="the store's other variants", lesson="", measures="", variants={})
     return Numbers(pool, final, curves)
 

@@ -30,6 +30,9 @@ WINDOW_VALUES = {"val_loss": "val_window_losses.npy"}
 # Each window's loss at each position (windows × positions), for the loss at one position: `val_loss_at_position[k]`
 # reads column k, the windows too short to reach it (the held-out text's last) left out.
 POSITION_VALUES = {"val_loss_at_position": "val_position_losses.npy"}
+# The curves whose every step is pooled for the seeds' variance, in every variant that logs them, whether or not a
+# claim reads that variant's curve: the losses scored at each validation.
+CURVES = ("val_loss", "train_eval_loss")
 
 
 def at_time(times, values, t: float) -> tuple[float, bool]:
@@ -276,12 +279,14 @@ class ExerciseRuns:
         return found or None
 
     def groups(self):
-        """Every final metric per seed of every variant, and every curve point read so far: what the seeds'
-        variance of each metric is pooled from (analysis/verdicts/variance.py)."""
+        """Every final metric per seed of every variant, every point of its CURVES and every other curve point read
+        so far: what the seeds' variance of each metric is pooled from (analysis/verdicts/variance.py)."""
         columns = [c for c in self.finished.columns if c.startswith("metrics.")]
-        self.reader.prefetch(histories=[(r, "val_loss") for r in self.finished["run_id"]])
+        curves = [key for key in CURVES if f"metrics.{key}" in columns]
+        self.reader.prefetch(histories=[(r, key) for r in self.finished["run_id"] for key in curves])
         for variant in self.variants:
-            self.history(variant, "val_loss")   # the curve: its start, untrained, is pooled apart
+            for key in curves:
+                self.history(variant, key)   # the curve: its start, untrained, is pooled apart
         for variant in self.variants:
             rows = self.rows(variant)
             for col in columns:

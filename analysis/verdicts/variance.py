@@ -29,6 +29,9 @@ MIN_GROUPS = 4
 # The prior's degrees of freedom are read at this one-sided confidence in the spread of the groups' log-variances, and
 # never exceed the groups' own degrees of freedom together: with few groups, a prior worth little.
 CONFIDENCE = 0.9
+# A variance in either tail of its prior's prediction beyond this is its variant's own (`outlying`): at most this
+# share of the comparisons the prior fits, each way.
+OUTLIER = 0.001
 # Subscripts that are positions in the window, not training steps: their 0 is the first position, not the start.
 POSITIONAL = ("val_loss_at_position",)
 
@@ -75,9 +78,10 @@ def fit(variances: Iterable[float], dfs: Iterable[float], owners: Iterable | Non
         return NONE
     z = np.log(s2) - special.digamma(d / 2) + np.log(d / 2)
     mean = float(z.mean())
-    # the log-variances' spread at its upper CONFIDENCE bound (chi-square on g - 1): a few groups that happen to agree
-    # must not pass for a prior worth many seeds
-    observed = float(np.sum((z - mean) ** 2) / (g - 1))
+    # the log-variances' spread, at its upper CONFIDENCE bound on the independent groups' g - 1 degrees of freedom
+    # (a curve's steps are as many numbers, on one variant's seeds): a few groups that happen to agree must not pass
+    # for a prior worth many seeds
+    observed = float(np.sum((z - mean) ** 2) / (len(z) - 1))
     spread = observed * (g - 1) / stats.chi2.ppf(1 - CONFIDENCE, g - 1) - float(np.mean(special.polygamma(1, d / 2)))
     d0 = 2 * _trigamma_inverse(spread) if spread > 0 else math.inf
     d0 = min(d0, sum(independent.values()))   # no more than the variants' own degrees of freedom together
@@ -94,12 +98,25 @@ def _trigamma_inverse(y: float) -> float:
 
 def moderate(s2: float, df: float, prior_var: float, prior_df: float) -> tuple[float, float]:
     """A variance s2 on df degrees of freedom moderated by a prior: (d0 s0² + d s²) / (d0 + d) on d0 + d degrees of
-    freedom; with no prior (d0 0, or no prior variance) s2 itself."""
-    if prior_df <= 0 or prior_var <= 0:
+    freedom; with no prior (d0 0, or no prior variance), or one that calls s2 an outlier (`outlying`), s2 itself."""
+    if prior_df <= 0 or prior_var <= 0 or outlying(s2, df, prior_var, prior_df):
         return s2, df
     if math.isinf(prior_df):
         return prior_var, math.inf
     return (prior_df * prior_var + df * s2) / (prior_df + df), prior_df + df
+
+
+def outlying(s2: float, df: float, prior_var: float, prior_df: float) -> bool:
+    """Whether a variance lies in either OUTLIER tail of what the prior predicts for it (s²/s0² on F(d, d0); d0 inf:
+    chi²(d)/d): a variant whose seeds vary on another scale than the metric's others (a check that is 0 up to float
+    rounding in one variant and of order 0.01 in the rest; a variant far noisier than its metric's others). The
+    prior does not speak for it, and it is judged on its own seeds: robust empirical Bayes (Phipson et al. 2016) in
+    its simplest form."""
+    if s2 <= 0:   # seeds that agree exactly (a share at its bound): no draw from a spread to test, the prior stands
+        return False
+    ratio = s2 / prior_var
+    below = special.chdtr(df, df * ratio) if math.isinf(prior_df) else special.fdtr(df, prior_df, ratio)
+    return bool(below < OUTLIER or below > 1 - OUTLIER)
 
 
 def combined(parts: Iterable[tuple[float, Prior | None]]) -> Prior:

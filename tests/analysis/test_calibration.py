@@ -163,7 +163,8 @@ def test_seeds_that_all_agree_are_never_firm_outside_the_family():
     seeds = {1: 2.0, 2: 2.0, 3: 2.0}
     t = table({"own": Numbers(ex["own"], {"a": {"heads_last3_spread_sum_block1": seeds}})})
     (c,) = t.rows[0].verdict.comparisons
-    assert t.rows[0].verdict.verdict == WITHIN_NOISE and c.family == "table" and c.p_adjusted == 0.5
+    assert t.rows[0].verdict.verdict == WITHIN_NOISE and c.family == "table"
+    assert c.p_adjusted == pytest.approx(decision.sign_p(3, 3) / decision.SPEND[0])
     assert c.raw_p == decision.sign_p(3, 3) == 0.25
     # At the boundary of a count that ties (it holds on half the seeds): never firm at the first look.
     (w,), _ = boundary.worlds(ex)
@@ -210,14 +211,14 @@ def test_the_spreads_are_measured_from_a_stores_runs(quick_store):
 def test_every_comparison_4_seed_deviations_on_its_true_side_is_found_at_the_first_look_in_most_claims():
     """Each comparison's seeds' variance pooled over the store's other variants of its metric (the census of the
     study: census.py), the family at a false discovery rate: at 3 seeds an effect of 4 seed standard deviations is
-    found at the first look in most claims (make calibrate: 72%, short of the goal of 80%). The family-wise table on
-    2 degrees of freedom found it in 0.71%."""
+    found at the first look in 80% of claims (make calibrate, 100 stores: 81.5%); 12 stores here, whose claims share
+    variants, so the line sits below. The family-wise table on 2 degrees of freedom found it in 0.71%."""
     n = 12
     tally, ws, _ = simulate.run(load_all(), n, seed=21, effect=4.0, looks=False)
     counted = sum(w.counted for w in ws)
     found = sum(tally.reproduced_first.values()) / (counted * n)
     print(f"\npower at 4 sd, first look: {found:.1%} of {counted} claims over {n} tables")
-    assert found >= 0.6
+    assert found >= 0.75
 
 
 def test_the_loss_at_a_position_is_judged_as_a_sample_of_the_text_however_many_seeds_are_added():

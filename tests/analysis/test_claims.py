@@ -7,7 +7,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from analysis.store_reading.reader import ExerciseRuns, at_time
-from analysis.verdicts import stats
+from analysis.verdicts import decision, stats
 from analysis.verdicts.claims import (
     FINDING,
     INDICATIVE,
@@ -19,6 +19,9 @@ from analysis.verdicts.claims import (
 )
 from analysis.verdicts.claim_kinds import judge
 from lm.settings.exercises import Claim, Exercise, NotRun, Source, load_all
+
+# the first look's interval, where a verdict firm there shows it
+FIRST_LOOK = stats.percent(1 - decision.ALPHA * decision.SPEND[0])
 
 NUMBERS = {("base", "val_loss"): 1.75, ("base", "n_params"): 112193.0, ("base", "probe_top1_p"): 0.65,
            ("nopos", "val_loss"): 1.98, ("base", "probe_top1"): "e", ("a", "score"): 2.0, ("b", "score"): 1.0}
@@ -199,7 +202,7 @@ def judged(check, table, **kw):
     ("h2.val_loss < h4.val_loss", REPRODUCED, ""),                        # far apart against the seeds' spread
     ("h4.val_loss < h1.val_loss", WITHIN_NOISE, "h4.val_loss < h1.val_loss: the means hold, but"),
     ("h1.val_loss < h4.val_loss", WITHIN_NOISE, "h1.val_loss < h4.val_loss: the means fail, but"),
-    ("h4.val_loss < h2.val_loss", NOT_REPRODUCED, "h4.val_loss < h2.val_loss: the 97.5% interval lies on the wrong"),
+    ("h4.val_loss < h2.val_loss", NOT_REPRODUCED, f"h4.val_loss < h2.val_loss: the {FIRST_LOOK} interval lies on the wrong"),
     ("h2.val_loss < h4.val_loss < h1.val_loss", WITHIN_NOISE, "h4.val_loss < h1.val_loss"),  # every pair counts
     ("h2.val_loss < one.val_loss", INDICATIVE, "the variants compared have different numbers of seeds"),
 ])
@@ -227,7 +230,7 @@ def test_a_chain_with_one_reversed_pair_is_not_reproduced():
     v = judged("t05.wv > t10.wv > t15.wv", CHAIN)
     assert v.verdict == NOT_REPRODUCED
     assert [c.verdict for c in v.comparisons] == [WITHIN_NOISE, NOT_REPRODUCED]
-    assert "t10.wv > t15.wv: the 97.5% interval lies on the wrong side of zero" in v.note
+    assert f"t10.wv > t15.wv: the {FIRST_LOOK} interval lies on the wrong side of zero" in v.note
 
 
 def test_a_chain_with_a_noisy_pair_and_a_clear_one_is_within_seed_noise():
@@ -345,7 +348,6 @@ def test_a_number_with_no_per_seed_form_is_read_on_the_means_and_is_indicative()
 def test_within_seed_noise_says_how_many_seeds_would_give_80_percent_power_at_the_level_its_next_look_needs():
     """Issue 33: the note planned at 5% while `make decide` plans at the level its next look spends (10 against 27
     seeds for a difference of 1 sd)."""
-    from analysis.verdicts import decision
     v = judged("x.v < y.v", {("x", "v"): [1.00, 1.05, 1.02], ("y", "v"): [1.03, 1.04, 1.06]})
     d = v.comparisons[0].difference
     level = decision.ALPHA * decision.SPEND[1]      # judged alone: the second look's share of the whole level
@@ -430,7 +432,6 @@ def test_a_lessons_single_number_is_reproduced_by_the_equivalence_and_not_reprod
     reproduced" is the two-sided test of D = 0, "reproduced" the two one-sided tests of |D| >= delta (scipy's t), the
     comparison carrying the smaller p and the verdict it is for (a number both unlike ours and within delta of it is
     reproduced: both verdicts are true there); judged alone at the first look's share."""
-    from analysis.verdicts import decision
     values = [1.7490, 1.7500, 1.7510]          # mean 1.75, s 0.001
     se = 0.001 * math.sqrt(4 / 3)
     level = decision.ALPHA * decision.SPEND[0]
@@ -447,7 +448,7 @@ def test_a_lessons_single_number_is_reproduced_by_the_equivalence_and_not_reprod
                                                                        decision.ALPHA), (value, delta)
     # the interval shown is our prediction interval for one more run at the level the verdict uses
     half = scipy_stats.t.ppf(1 - level / 2, 2) * se
-    assert single(1.7505, values, 0.01).interval == f"1.750 ({1.75 - half:.3f} to {1.75 + half:.3f} at 97.5%; the " \
+    assert single(1.7505, values, 0.01).interval == f"1.750 ({1.75 - half:.3f} to {1.75 + half:.3f} at {FIRST_LOOK}; the " \
                                                     f"lesson's 1.750, delta 0.01)"
     assert "failing to reject is not reproducing" in single(1.7505, values, 0.003).note
     one = {("base", "x"): [1.75]}

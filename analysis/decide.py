@@ -4,7 +4,7 @@
 
 Each round reads the table as `make report` computes it (analysis.verdicts.table) and takes the claims still open:
 within seed noise, or indicative (fewer seeds than a verdict needs). For each it plans the seeds that would give
-80% power at the level its next look needs (the engine's plan, analysis.verdicts.claims.undecided: the step-up's
+80% power at the level its next look needs (the engine's plan, analysis.planning.undecided: the step-up's
 threshold for one more firm verdict, at the share that look spends; the same level the table's "seeds needed" note
 gives). A claim whose plan lies beyond the last look, or that the validation windows' own error keeps
 open, gets nothing: more seeds would not decide it. Findings and deterministic checks are no claims to decide; the A/A
@@ -142,7 +142,9 @@ def judged(read_: Runs):
 def plan(runs, table, budget: Budget) -> list[Open]:
     """Every open claim, with its next look and its cost; those that fit the budget, cheapest first, are chosen
     (why is empty)."""
-    from analysis.verdicts import claims, decision
+    from analysis import planning
+    from analysis.report.verdict_text import label
+    from analysis.verdicts import decision
     from analysis.verdicts.claims import INDICATIVE, WITHIN_NOISE
 
     opened = []
@@ -152,13 +154,13 @@ def plan(runs, table, budget: Budget) -> list[Open]:
             continue
         read_ = variants_read(row, runs)
         seeds = min((len(runs[e].rows(variant)) for e, variant in read_), default=0)
-        o = Open(row.exercise, v.text, v.label, seeds, variants=read_)
+        o = Open(row.exercise, v.text, label(v), seeds, variants=read_)
         o.target = decision.next_look(decision.look(seeds) or 0)
         opened.append(o)
         if o.target is None:
             o.why = f"at the last look ({seeds} seeds): undecided"
             continue
-        o.planned, o.why = claims.undecided(v)
+        o.planned, o.why = planning.undecided(v)
         if o.why:
             continue
         for exercise in {e for e, _ in read_}:  # an exercise that reads another's models needs them trained
@@ -179,7 +181,7 @@ def plan(runs, table, budget: Budget) -> list[Open]:
             continue
         read_ = variants_read(row, runs)
         seeds = min((len(runs[e].rows(variant)) for e, variant in read_), default=0)
-        o = Open(row.exercise, row.verdict.text, row.verdict.label, seeds, variants=read_, target=reached)
+        o = Open(row.exercise, row.verdict.text, label(row.verdict), seeds, variants=read_, target=reached)
         opened.append(o)
         if seeds >= reached:
             o.why = "the A/A control: already at the round's look"
@@ -261,6 +263,7 @@ def grow(opts, read_: Runs, chosen: list[Open], budget: Budget) -> tuple[int, Ru
 
 def summary(first: dict, table, budget: Budget) -> None:
     """What the rounds decided: each claim that was open, its verdict before and now, and what is still open."""
+    from analysis.report.verdict_text import label, seeds
     from analysis.verdicts.decision import FIRM, Outcome
 
     open_ = (Outcome.WITHIN_NOISE, Outcome.INDICATIVE)
@@ -271,12 +274,12 @@ def summary(first: dict, table, budget: Budget) -> None:
             continue
         decided += r.verdict.verdict in FIRM
         if r.verdict.verdict != before:
-            lines.append(f"  {r.exercise}: {r.claim.text[:70]}: {before} → {r.verdict.label} (seeds: "
-                         f"{r.verdict.seeds})")
+            lines.append(f"  {r.exercise}: {r.claim.text[:70]}: {before} → {label(r.verdict)} (seeds: "
+                         f"{seeds(r.verdict)})")
     print(f"\ndecided {decided} claim{'s' * (decided != 1)} with {budget.show(budget.spent)} of "
           f"{budget.show(budget.amount)}; the table now: {table.summary()}")
     print("\n".join(lines) if lines else "  no verdict changed")
-    still = [f"  {r.exercise}: {r.claim.text[:70]} ({r.verdict.label}; seeds: {r.verdict.seeds})" for r in table.rows
+    still = [f"  {r.exercise}: {r.claim.text[:70]} ({label(r.verdict)}; seeds: {seeds(r.verdict)})" for r in table.rows
              if not (r.verdict.finding or r.verdict.control) and r.verdict.verdict in open_]
     if still:
         print("still undecided:\n" + "\n".join(still))

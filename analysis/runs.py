@@ -103,7 +103,9 @@ def claims_table(quick: bool = False, ablations="all", tracking_uri: str | None 
 def verdicts(quick: bool = False, ablations="all", tracking_uri: str | None = None) -> pd.DataFrame:
     """The report's claims table as a frame: a row per claim of the chosen exercises, each adjusted p the same
     whichever exercises are chosen (the family is every exercise's)."""
-    return claims_table(quick, ablations, tracking_uri).frame()
+    from analysis.report import verdict_text
+
+    return verdict_text.frame(claims_table(quick, ablations, tracking_uri))
 
 
 def _typed(column: pd.Series) -> pd.Series:
@@ -210,9 +212,10 @@ def export(out: Path, quick: bool = False, ablations="all", tracking_uri: str | 
         t.to_csv(out / f"{name}.csv", index=False)
         written += [out / f"{name}.parquet", out / f"{name}.csv"]
     from analysis import verdicts as engine
+    from analysis.report import verdict_text
 
     _, runs, known, judged = claims_runs(quick, ablations, tracking_uri)
-    claims = engine.table(runs, known, judged).frame()   # as claims_table builds it, from the runs read once
+    claims = verdict_text.frame(engine.table(runs, known, judged))   # as claims_table builds it, from the runs read once
     claims.to_csv(out / "verdicts.csv", index=False)
     (out / "verdicts.tex").write_text(latex_verdicts(claims), encoding="utf-8")
     written += [out / "verdicts.csv", out / "verdicts.tex"]

@@ -3,7 +3,7 @@
 A study is one simulated store: every claim of the exercise files in its own copy of its variants, its truth on its
 boundary (boundary.py), every number it reads drawn per seed as the spreads say it varies, and each window's value
 where the store logs them; the table judges it at the first look, then, as `make decide` would with no budget to
-stop it, every claim the table leaves open and `make decide` would extend (claims.undecided: its plan reaches 80%
+stop it, every claim the table leaves open and `make decide` would extend (planning.undecided: its plan reaches 80%
 power by the last look) gets its next look's seeds, round after round, until none is left or the looks run out.
 Every claim on its boundary is neither true nor false, so any firm verdict on a claim of the table's family is a
 false one: the share of studies with one is the table's family-wise error rate, at the first look and after the
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from analysis import planning
 from analysis.calibration import boundary, census
 from analysis.calibration.boundary import Stress, World
 from analysis.verdicts import Numbers, claims, decision, table, variance
@@ -121,7 +122,7 @@ def extends(v: claims.Verdict) -> bool:
         return False
     if not v.looked or decision.next_look(v.looked[0]) is None:
         return False
-    return not claims.undecided(v)[1]
+    return not planning.undecided(v)[1]
 
 
 def study(ws: list[World], exercises: dict[str, Exercise], rng: np.random.Generator, looks: bool = True,

@@ -27,7 +27,7 @@ import pandas as pd
 from analysis import calibration, verdicts
 from analysis.options import parse
 from analysis.report import (attention_view, docs_pages, environments, knockout, outcomes, painter, parent_runs,
-                             sections, verdict_grid)
+                             sections, verdict_grid, verdict_text)
 from analysis.report.document import Doc
 from analysis.report.kinds import Context, SectionKind, what_changes
 from analysis.store_reading.reader import ExerciseRuns, Reader, StoreError
@@ -119,12 +119,13 @@ def exercise_claims(doc: Doc, table: verdicts.Table, name: str) -> None:
     frame = pd.DataFrame([{"#": r.index, "claim": r.verdict.text + (" (ours: " + r.claim.why + ")"
                                                                    if r.claim.source == Source.OURS else ""),
                            "the lesson's words": r.verdict.lesson or "-", "ours": r.verdict.ours or "-",
-                           "margin (interval)": r.verdict.interval or "-", "seeds": r.verdict.seeds or "-",
-                           "verdict": r.verdict.label or "-"} for r in rows])
+                           "margin (interval)": verdict_text.interval(r.verdict) or "-",
+                           "seeds": verdict_text.seeds(r.verdict) or "-",
+                           "verdict": verdict_text.label(r.verdict) or "-"} for r in rows])
     doc.table(frame, ids=[verdict_grid.anchor(r) for r in rows],
               classes={"verdict": [f"v-{outcomes.slug(outcomes.outcome(r))}" for r in rows]},
               wide=("claim", "the lesson's words"))
-    notes = [f"#{r.index}: {r.verdict.note}" for r in rows if r.verdict.note]
+    notes = [f"#{r.index}: {note}" for r in rows if (note := verdict_text.note(r.verdict))]
     if notes:
         doc.items(notes)
 
@@ -147,8 +148,8 @@ def claim_table(doc: Doc, table: verdicts.Table) -> None:
           "control, and say so. Not run: a variant or a number the check needs is missing from the store (a quick "
           "store logs no step 500, for instance). Each exercise's section opens with its own claims; here they are "
           "all, with every column.")
-    doc.p(table.preamble())
-    doc.table(table.frame(), classes={"verdict": [f"v-{outcomes.slug(outcomes.outcome(r))}" for r in table.rows]},
+    doc.p(verdict_text.preamble(table))
+    doc.table(verdict_text.frame(table), classes={"verdict": [f"v-{outcomes.slug(outcomes.outcome(r))}" for r in table.rows]},
               fold=f"Every claim ({len(table.rows)}), with its p, adjusted p, method and note",
               wide=("claim", "lessons", "note"))
     line = control_line(table)

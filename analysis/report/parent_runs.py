@@ -9,6 +9,7 @@ per-variant means come from the suite (lm/tracking/aggregates.py).
 from pathlib import Path
 
 from analysis import verdicts
+from analysis.report import verdict_text
 
 
 def parent_run(er) -> str | None:
@@ -33,7 +34,7 @@ def log(runs: dict, table: verdicts.Table, figures: Path) -> dict[str, str]:
             continue
         client = er.reader.client
         rows = table.of(name)
-        tags = {f"verdict.{r.index}": f"{r.verdict.label}: {r.verdict.text}"[:5000] for r in rows}
+        tags = {f"verdict.{r.index}": f"{verdict_text.label(r.verdict)}: {r.verdict.text}"[:5000] for r in rows}
         tags["verdicts"] = table.summary(name)
         for key, value in tags.items():
             client.set_tag(run_id, key, value)

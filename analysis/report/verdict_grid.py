@@ -11,7 +11,7 @@ so an outcome the engine adds shows here without a change.
 import html
 
 from analysis import verdicts
-from analysis.report import outcomes
+from analysis.report import outcomes, verdict_text
 from analysis.report.document import Doc, figure_file
 from analysis.verdicts import claim_kinds
 from analysis.verdicts.decision import Outcome
@@ -52,15 +52,17 @@ def why(row: verdicts.Row) -> str:
     margin with its interval."""
     v, claim = row.verdict, row.claim
     asks = claim_kinds.of(claim).asks(claim).replace("`", "")   # a page's text, not Markdown
-    parts = [f"ours {v.ours}" if v.ours else "", asks, f"margin {v.interval}" if v.interval else "",
-             f"{v.seeds} seeds" if v.seeds else ""]
+    margin, seeds = verdict_text.interval(v), verdict_text.seeds(v)
+    parts = [f"ours {v.ours}" if v.ours else "", asks, f"margin {margin}" if margin else "",
+             f"{seeds} seeds" if seeds else ""]
     return "; ".join(p for p in parts if p)
 
 
 def _cell(row: verdicts.Row) -> str:
     e = html.escape
     ours = " ours" if row.claim.source == Source.OURS else ""
-    tip = f"{row.exercise} #{row.index}: {row.verdict.text} ({row.verdict.label}{', ours' if ours else ''})"
+    said = verdict_text.label(row.verdict) + (", ours" if ours else "")
+    tip = f"{row.exercise} #{row.index}: {row.verdict.text} ({said})"
     return (f"<a class='cell v-{outcomes.slug(outcomes.outcome(row))}{ours}' href='#{anchor(row)}' "
             f"title='{e(tip)}'>{row.index}</a>")
 

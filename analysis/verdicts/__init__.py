@@ -10,7 +10,7 @@ p adjusted together; no MLflow, no figures, no report (pyproject.toml's import c
     bounds.py        where each metric can lie, and an expression of metrics: the range an interval is cut to
     claims.py        a claim's comparisons: their tests, p and verdicts, and a claim's verdict from them
     decision.py      the decision rule: the outcomes, the level, the family, the looks and how the level is spent
-    stats.py         numbers over seeds: mean ± std, the tests of a difference, the seeds a difference needs
+    stats.py         numbers over seeds: mean ± std, the tests of a difference
     results.py       what the engine reads of an exercise (ExerciseResults), and those results as plain numbers
 
 Its error rate is measured through `table` by analysis/calibration (`make calibrate`).
@@ -25,9 +25,12 @@ counted over every exercise file; from `Numbers` a table is built without a stor
     recipe = load_all()["recipe002"]
     seeds = {1: 1.7455, 2: 1.7460, 3: 1.7466}
     t = table({"recipe002": Numbers(recipe, final={}, curves={"cpu": {"val_loss": {2500: seeds}}})})
-    t.frame()       # a row per claim: the lesson's 1.746 reproduced, the claims whose numbers are missing not run
+    [r.verdict.verdict for r in t.rows]   # the lesson's 1.746 reproduced, the claims whose numbers are missing not run
+
+What a verdict says in words (its interval, label and notes, the table as a frame) is the report's
+(analysis/report/verdict_text.py); the seeds an open claim needs, analysis/planning.py's.
 """
-from analysis.verdicts.claims_table import COLUMNS, Row, Table, read_from, table
+from analysis.verdicts.claims_table import Row, Table, read_from, table
 from analysis.verdicts.results import ExerciseResults, Numbers
 
-__all__ = ["COLUMNS", "ExerciseResults", "Numbers", "Row", "Table", "read_from", "table"]
+__all__ = ["ExerciseResults", "Numbers", "Row", "Table", "read_from", "table"]

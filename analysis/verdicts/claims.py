@@ -22,8 +22,9 @@ outside the interval (decision.py).
 The level, the family, the looks and the fewest seeds for a firm verdict are decision.py's: below that many seeds,
 or on the means alone, a comparison is indicative. Each kind of claim is judged from these by its entry in
 claim_kinds.py, on its own (raw p); claims_table.py judges the table, adjusting each family's p, and settles each
-claim again (settle). `and` needs every part, `or` one; a chain is `and`. A finding gets its intervals and a
-wording, no verdict. A verdict's notes are written when read (Verdict.note).
+claim again (settle). `and` needs every part, `or` one; a chain is `and`. A finding gets its intervals, no
+verdict. Numbers and outcomes only: what a verdict says in words is analysis/report/verdict_text.py's, the seeds an
+open claim needs analysis/planning.py's.
 """
 import ast
 import copy
@@ -119,28 +120,6 @@ class Comparison:
             return INDICATIVE
         return decision.outcome(d.direction, self.p if self.p_adjusted is None else self.p_adjusted)
 
-    @property
-    def interval(self) -> str:
-        """The margin and its interval, at the level the verdict uses where the table set one (else 95%)."""
-        return stats.interval(self.difference, level=self.level) if self.difference is not None else ""
-
-    @property
-    def wording(self) -> str:
-        """A finding's reading: the left side higher or lower than the right, or undetermined, at 95%."""
-        d = self.difference
-        left, right = self.sides
-        if d is not None and d.method == stats.SIGN:
-            return f"{left} against {right}: {d.wording}"
-        if d is None or (d.low is None and not d.exact):
-            return f"{left} against {right}: undetermined ({self.n or 1} seed{'s' * ((self.n or 1) != 1)})"
-        if d.exact:
-            return f"{left} is {'higher' if d.direction * (-1 if self.flip else 1) > 0 else 'lower'} than {right}" \
-                if d.diff else f"{left} against {right}: undetermined"
-        low, high = (-d.high, -d.low) if self.flip else (d.low, d.high)   # of left − right
-        if low > 0 or high < 0:
-            return f"{left} is {'higher' if low > 0 else 'lower'} than {right}"
-        return f"{left} against {right}: undetermined"
-
 
 @dataclass
 class Prediction(Comparison):
@@ -168,19 +147,6 @@ class Prediction(Comparison):
         mean = float(np.mean(self.values))
         half = float(decision.t_quantile(1 - level / 2, d.df)) * d.se
         return stats.clip(mean - half, mean + half, self.range)
-
-    @property
-    def interval(self) -> str:
-        d = self.difference
-        if len(self.values) < 2 or d is None:
-            return ""
-        mean = float(np.mean(self.values))
-        band = f"the lesson's {fmt(self.value)}, delta {self.delta:.3g}"
-        if d.method == stats.SIGN:
-            return f"{fmt(mean)} (every seed alike: within ±{self.delta:.3g} on {d.held} of {d.n_a}; {band})"
-        level = self.level if self.level is not None else 1 - stats.CONFIDENCE
-        low, high = self.band(level)
-        return f"{fmt(mean)} ({fmt(low)} to {fmt(high)} at {stats.percent(1 - level)}; {band})"
 
 
 def prediction(value: float, values: list[float], tau: float, delta: float,
@@ -230,64 +196,9 @@ class Verdict:
     comparisons: list[Comparison] = field(default_factory=list)
     finding: bool = False
     check: str = ""         # what the comparisons came from, to settle the verdict again after adjustment
-    wording: str = ""       # a finding's reading, "; " between comparisons
     deterministic: bool = False   # a deterministic check: judged on each seed, outside the family
     control: bool = False   # an A/A control: its comparisons in the control's own family, any firm one a false one
     looked: tuple[int, int] | None = None  # set by the table: the last look's seeds, and the most seeds a variant had
-
-    @property
-    def note(self) -> str:
-        """What the verdict needs said beside it, written when read (as the interval, the method and the seeds):
-        the notes need the seeds a comparison would need, which costs a power calculation each, and a table is
-        settled several times before it is read, the calibration's thousands of times without being read."""
-        return "; ".join(filter(None, [self.remark, *_notes(self)]))
-
-    @property
-    def interval(self) -> str:
-        """Each comparison's margin with its interval ("; " between pairs of a chain); of a deterministic check,
-        whether each comparison holds."""
-        if self.deterministic:
-            return "; ".join(f"{c.label}: {'holds' if c.holds else 'fails'}" for c in self.comparisons)
-        with_interval = [c for c in self.comparisons if c.interval]
-        if len(with_interval) == 1:
-            return with_interval[0].interval
-        return "; ".join(f"{c.label}: {c.interval}" for c in with_interval)
-
-    @property
-    def method(self) -> str:
-        """The tests: paired t, Welch t, one-sample t, sign test, prediction interval, means only; deterministic."""
-        if not self.comparisons:
-            return ""
-        return DETERMINISTIC if self.deterministic else ", ".join(dict.fromkeys(c.method for c in self.comparisons))
-
-    @property
-    def seeds(self) -> str:
-        """Seeds per variant: "3", or "base 3, nopos 2" when the counts differ."""
-        counts = {}
-        for c in self.comparisons:
-            counts.update(c.seeds)
-        if len(set(counts.values())) == 1:
-            return str(next(iter(counts.values())))
-        return ", ".join(f"{k} {n}" for k, n in counts.items())
-
-    @property
-    def label(self) -> str:
-        """The verdict column's words: 'indicative (1 seed)', 'finding: h4 lower than h1', or the verdict."""
-        if self.verdict == INDICATIVE:
-            return decision.indicative(min((c.n for c in self.comparisons if c.n is not None), default=1)) \
-                if any(c.n is not None for c in self.comparisons) else f"{INDICATIVE} ({MEANS})"
-        if self.verdict == FINDING:
-            return f"{FINDING}: {self.wording}" if self.wording else str(FINDING)
-        return str(self.verdict)
-
-    @property
-    def p(self) -> str:
-        """The family members' raw p at the last look, '; ' between comparisons."""
-        return "; ".join(f"{c.raw_p:.2g}" for c in self.comparisons if c.family and c.raw_p is not None)
-
-    @property
-    def p_adjusted(self) -> str:
-        return "; ".join(f"{c.p_adjusted:.2g}" for c in self.comparisons if c.p_adjusted is not None)
 
 
 def fmt(value, percent: bool = False) -> str:
@@ -370,13 +281,8 @@ def settle(v: Verdict) -> None:
     """The verdict from the comparisons as they stand (p adjusted or not)."""
     if not v.comparisons:
         return
-    if v.control:
+    if v.control or v.finding:
         v.verdict = FINDING
-        v.wording = f"A/A control: {sum(c.verdict in decision.FIRM for c in v.comparisons)} of {len(v.comparisons)} " \
-                    f"comparisons firm"
-    elif v.finding:
-        v.verdict = FINDING
-        v.wording = "; ".join(c.wording for c in v.comparisons if c.method != MEANS)
     elif v.deterministic:
         v.verdict = REPRODUCED if all(c.holds for c in v.comparisons) else NOT_REPRODUCED
     elif v.check:
@@ -577,157 +483,3 @@ def _at(per: dict, seed: int):
 def _arrays(per: dict, order: list[int]):
     """A lookup giving each number as an array over the seeds in `order`."""
     return lambda variant, key, step: np.array([per[variant, key, step][s] for s in order], float)
-
-
-# --- what a verdict says ---------------------------------------------------------------------------------
-def _notes(v: Verdict) -> list[str]:
-    """What the verdict needs said beside it, from its comparisons."""
-    cs, notes = v.comparisons, []
-    if not cs:
-        return notes
-    counts = {}
-    for c in cs:
-        counts.update(c.seeds)
-    if len(set(counts.values())) > 1:
-        notes.append(f"the variants compared have different numbers of seeds ({v.seeds})")
-    if v.control:
-        notes.append("an A/A control: identical settings, so a firm comparison is a false one; each comparison in the "
-                     "control's own family: " + "; ".join(f"{c.label}: {c.verdict} (p {c.raw_p:.2g}, adjusted "
-                                                          f"{c.p_adjusted:.2g})" if c.raw_p is not None and
-                                                          c.p_adjusted is not None else f"{c.label}: {c.verdict}"
-                                                          for c in cs))
-        return notes
-    if v.deterministic:
-        notes.append("a deterministic check: every seed gives the same numbers, so there is no error to control; "
-                     "outside the table's family, shown apart")
-        if v.verdict == NOT_REPRODUCED:
-            notes.append(f"check: {v.check}")
-        return notes
-    for c in cs if not v.finding else ():
-        notes += _comparison_note(c)
-    fixed = list(dict.fromkeys(k for c in cs for k in c.fixed_windows))
-    if fixed:
-        notes.append(f"{', '.join(fixed)}: scored on fixed windows, the same for every run, whose per-window values "
-                     f"are not logged: the interval is for those windows")
-    if v.looked and not v.finding:
-        notes += _look_note(*v.looked)
-    if any(c.method == ONE_SEED for c in cs):
-        notes.append("one seed: no interval")
-    if v.finding:
-        notes.append(f"a finding, not a verdict: {v.wording or 'no interval'} "
-                     f"({stats.percent(stats.CONFIDENCE)} interval, {stats.DESCRIPTIVE}: outside the table's family)")
-    if v.verdict == NOT_REPRODUCED and not notes:
-        notes.append(f"check: {v.check}")
-    return notes
-
-
-def _look_note(last: int, most: int) -> list[str]:
-    """What the table says of a claim judged after seeds were added, or on fewer seeds than its runs have."""
-    notes = []
-    if most > last:
-        notes.append(f"judged on the first {last} seeds of each variant: the looks are at "
-                     f"{', '.join(map(str, decision.LOOKS))} seeds, fixed in advance so that adding seeds keeps the "
-                     f"table's error rate (analysis/verdicts/decision.py)")
-    if last > decision.LOOKS[0]:
-        notes.append(f"look {decision.LOOKS.index(last) + 1} of {len(decision.LOOKS)}, {last} seeds: seeds added after "
-                     f"the first look (make decide); its p is sequential, the level spent over the looks")
-    return notes
-
-
-def plan_level(c: Comparison) -> float:
-    """The raw level the comparison's next look needs: the table's (Comparison.plan), else, judged on its own, the
-    share of the whole level that look spends."""
-    if c.plan is not None:
-        return c.plan
-    nxt = decision.next_look(c.n or 0) or decision.LOOKS[-1]
-    return decision.ALPHA * decision.SPEND[decision.LOOKS.index(nxt)]
-
-
-def needed(c: Comparison, most: int = 100, least: int = 2) -> int | None:
-    """Seeds per variant that would give the comparison 80% power at the level its next look needs (stats.
-    seeds_needed); None where no number up to `most` would."""
-    return stats.seeds_needed(c.difference, plan_level(c), most=most, least=least) if c.difference is not None \
-        else None
-
-
-def undecided(v: Verdict) -> tuple[int | None, str]:
-    """Of a claim the table leaves open, what `make decide` plans: the seeds its open comparisons need for 80% power
-    at their next look's level (None for an indicative claim, whose next look is simply the first), and why more
-    seeds would not decide it ("" where they could): none would, or not by the last look."""
-    if v.verdict == INDICATIVE:
-        return None, ""
-    open_ = [c for c in v.comparisons if c.verdict == WITHIN_NOISE and c.difference is not None]
-    last = decision.LOOKS[-1]
-    if open_ and all(needed(c, most=last, least=last) for c in open_):   # the last look's seeds would do: how many
-        return max(needed(c, most=last) for c in open_), ""
-    if open_ and all(needed(c, least=100) for c in open_):
-        return None, (f"more than {last} seeds for {decision.POWER:.0%} power, beyond the last look: left "
-                      f"undecided")
-    windows = any(stats.windows_hold_zero(c.difference, plan_level(c)) for c in open_)
-    return None, "more seeds would not decide it: " + (
-        "the validation windows' own error, which seeds do not shrink, is as large as the difference" if windows
-        else "the difference observed is too small for 100 seeds to find at the level its next look needs")
-
-
-def _comparison_note(c: Comparison) -> list[str]:
-    """What one comparison's verdict needs said beside it."""
-    verdict, d = c.verdict, c.difference
-    if d is None:
-        return [f"{c.text}: means only, no per-seed values: {INDICATIVE}, never a verdict; the means "
-                f"{'hold' if c.holds else 'fail'}"]
-    if verdict == INDICATIVE:
-        return [f"{c.text}: {decision.indicative(c.n or 1)}, fewer than the {decision.MIN_SEEDS} a verdict needs; the "
-                f"means {'hold' if c.holds else 'fail'}"]
-    level = plan_level(c)
-    need = needed(c) if verdict == WITHIN_NOISE else None
-    more = (f"about {need} seeds per variant would give {decision.POWER:.0%} power at the level its next look "
-            f"needs (p < {level:.2g}); `make decide` adds them in rounds whose error the table holds") if need else \
-        f"no number of seeds up to 100 would decide it at the level its next look needs (p < {level:.2g})"
-    if decision.next_look(c.n or 0) is None:
-        more = f"at the last look ({c.n} seeds): no more seeds are added"
-    if isinstance(c, Prediction):
-        return _prediction_note(c, verdict, more)
-    if d.exact:
-        if verdict != WITHIN_NOISE:
-            return []
-        what = f"holds on {d.held} of {d.n_a} seeds" if d.method == stats.SIGN else \
-            f"no spread on either side ({d.n_a} and {d.n_b} seeds)"
-        least = decision.sign_p(d.n_a, d.n_a) if d.method == stats.SIGN else decision.separation_p(d.n_a, d.n_b)
-        return [f"{c.text}: {what}: no spread for a t-test, so the exact {d.method} (its least p at these seeds "
-                f"{least:.2g}, p {d.p:.2g}); {more}"]
-    if verdict == WITHIN_NOISE:
-        side = "the means hold, but" if c.holds else "the means fail, but"
-        shown = stats.percent(1 - c.level) if c.level is not None else "95%"
-        if d.p < decision.ALPHA:
-            q = c.p if c.p_adjusted is None else c.p_adjusted
-            return [f"{c.text}: {side} not at the level a firm verdict needs here (the {shown} interval holds zero; p "
-                    f"{d.p:.2g}, for the verdict {q:.2g}, the level spent over the looks and shared over the table); "
-                    f"{more}"]
-        if stats.windows_hold_zero(d, level):
-            return [f"{c.text}: {side} the validation windows' own error (se {d.se_windows:.3f}) holds zero: more "
-                    f"seeds cannot resolve it, more validation windows could"]
-        return [f"{c.text}: {side} the {shown} interval holds zero over {d.n_a} seeds; {more}"]
-    if verdict in decision.FIRM and c.looks and len(c.looks) > 1:
-        n = min(c.looks, key=lambda k: c.looks[k] / decision.SPEND[decision.LOOKS.index(k)])
-        if n != max(c.looks):   # its sequential p is an earlier look's: say so, the interval shown is the last's
-            return [f"{c.text}: decided at the look of {n} seeds (p {c.looks[n]:.2g} there, over that look's share "
-                    f"of the level); the interval shown is the last look's"]
-    if verdict == NOT_REPRODUCED and d.low is not None:
-        return [f"{c.text}: the {stats.percent(1 - c.level) if c.level is not None else '95%'} interval lies on the "
-                f"wrong side of zero"]
-    if c.holds != (verdict == REPRODUCED):
-        return [f"{c.text}: the means {'hold' if c.holds else 'fail'}, the seeds' test says otherwise"]
-    return []
-
-
-def _prediction_note(c: Prediction, verdict: Outcome, more: str) -> list[str]:
-    """What a lesson's single number's verdict needs said: what reproduced means for it, and the evaluation's noise."""
-    notes = list(c.evaluation)
-    if verdict == NOT_REPRODUCED:
-        notes.append(f"{c.label}: outside our prediction interval for one more run: the lesson's number is no draw "
-                     f"of our setup")
-    elif verdict == WITHIN_NOISE:
-        notes.append(f"{c.label}: inside our prediction interval for one more run, but our runs cannot yet tell "
-                     f"it from a number {c.delta:.3g} away (the claim's delta); failing to reject is not "
-                     f"reproducing: {more}")
-    return notes

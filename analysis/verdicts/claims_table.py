@@ -13,14 +13,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-import pandas as pd
-
 from analysis.verdicts import claim_kinds, claims, decision, variance
 from analysis.verdicts.results import ExerciseResults
 from lm.settings.exercises import Claim, Exercise, NotRun, terms, tree
-
-COLUMNS = ["exercise", "claim", "lessons", "ours", "margin (interval)", "method", "seeds", "p", "p (adjusted)",
-           "verdict", "note"]
 
 
 @dataclass
@@ -89,37 +84,6 @@ class Table:
     def summary(self, exercise: str | None = None) -> str:
         """'12 reproduced, 3 within seed noise, ...': the table's, or one exercise's."""
         return ", ".join(f"{n} {k}" for k, n in self.counts(exercise).items()) or "no claims"
-
-    def frame(self) -> pd.DataFrame:
-        """One row per claim, the report's columns."""
-        rows = [{"exercise": r.exercise, "claim": r.verdict.text, "lessons": r.verdict.lesson or "-",
-                 "ours": r.verdict.ours or "-", "margin (interval)": r.verdict.interval or "-",
-                 "method": r.verdict.method or "-", "seeds": r.verdict.seeds or "-", "p": r.verdict.p or "-",
-                 "p (adjusted)": r.verdict.p_adjusted or "-", "verdict": r.verdict.label or "-",
-                 "note": r.verdict.note} for r in self.rows]
-        return pd.DataFrame(rows, columns=COLUMNS)
-
-    def preamble(self) -> str:
-        """The family, how the level is shared and spent, and what lies outside, in words, for the report."""
-        slots = self.counted.slots.get(claim_kinds.TABLE, {})
-        members = ", ".join(f"{name} {m}" for name, m in slots.items())
-        apart = [f"{r.exercise}: {r.claim.text}" for r in self.rows if r.verdict.deterministic]
-        return (f"{decision.GUARANTEE}. The family is {decision.FAMILY}: {self.counted.total(claim_kinds.TABLE)} "
-                f"comparisons ({members}), adjusted together by {decision.METHOD}'s step-up, a comparison not judged "
-                f"counting as p = 1 (so a report of fewer exercises is never firmer than the full one's); `make "
-                f"calibrate` measures the rate through this table (docs/claims.md). Each comparison's seeds' variance "
-                f"is moderated by its metric's prior, pooled over every variant that measures it (empirical Bayes, as "
-                f"limma's moderated t), so that 3 seeds borrow the other variants' degrees of freedom where their "
-                f"variances agree. A verdict follows the adjusted p, and each interval is shown at the level that "
-                f"verdict uses at its last look (named beside it), cut to where its quantity can lie. Seeds are "
-                f"added only at fixed looks ({', '.join(map(str, decision.LOOKS))} seeds per variant; `make decide`), "
-                f"the level spent over them ({', '.join(f'{w:.3g}' for w in decision.SPEND)} of it): a comparison's "
-                f"p is the least of its looks' p, each divided by its look's share. A firm verdict needs "
-                f"{decision.MIN_SEEDS} seeds. A lesson's single number is reproduced when the two one-sided tests "
-                f"put it within the claim's delta of our mean (set from the lesson's words), not reproduced when it "
-                f"lies outside our prediction interval for one more run. Outside the family: {decision.OUTSIDE}"
-                + (f"; the deterministic checks here: {'; '.join(apart)}" if apart else "") +
-                " (analysis/verdicts/decision.py says why each of these).")
 
 
 def lookups(runs: Mapping[str, ExerciseResults], name: str):

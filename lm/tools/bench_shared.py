@@ -4,8 +4,10 @@ browser, an editor or a second study would be), in pairs, alone then beside it, 
 else the machine does; the ratio busy/idle is the median of the pairs'.
 
 The commands: a `make train` of a few steps, `make sample` from it, a quick suite of one run, and `make report` on
-that suite's store, all on a scratch store. The spinner ends when the bench does, however it ends: it is stopped
-after each timing, and it stops itself once the bench's process is gone (a SIGKILL'd bench included).
+that suite's store, all on a scratch store; and what the default threads cost an idle machine, `make train` alone
+at its default against the same at every core's threads. The spinner ends when the bench does, however it ends:
+it is stopped after each timing, and it stops itself once the bench's process is gone (a SIGKILL'd bench
+included).
 """
 import os
 import signal
@@ -18,8 +20,11 @@ from typing import Iterator, NamedTuple
 
 from lm.tools.bench_process import load, progress, timed
 
-# The goal for each ratio, busy over idle (issue "thread defaults that hold when another process is busy").
+# The goal for each ratio, busy over idle.
 GOAL = 1.3
+# The goal for the price of the default threads on an idle machine: `make train` at its default against the same at
+# every core's threads (the default before thread counts were chosen for a busy machine).
+IDLE_GOAL = 1.05
 # A busy loop that ends once its parent, the bench, is gone (it is then another process's child).
 SPIN = "import os, sys\nparent = int(sys.argv[1])\nwhile os.getppid() == parent:\n    pass\n"
 
@@ -65,12 +70,18 @@ def shared(table, scratch: str, quick: bool, pairs: int) -> None:
     todo = commands(scratch, quick)
     idle: dict[str, list[float]] = {c.what: [] for c in todo}
     busy: dict[str, list[float]] = {c.what: [] for c in todo}
+    train = todo[0]
+    cores = len(os.sched_getaffinity(0))
+    every = [*train.args, f"runtime.threads={cores}"]   # the train command at every core's threads, idle
+    wide: list[float] = []
     start = load()
     # A Ctrl-C or a SIGTERM ends the timing under way and leaves through busy_core's finally.
     old = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        with progress(2 * pairs * len(todo), "commands alone and beside a busy core") as bar:
+        with progress(pairs * (2 * len(todo) + 1), "commands alone and beside a busy core") as bar:
             for _ in range(pairs):
+                wide.append(timed(every, env, 0).seconds)
+                bar.update()
                 for c in todo:
                     idle[c.what].append(timed(c.args, env, 0).seconds)
                     bar.update()
@@ -88,3 +99,8 @@ def shared(table, scratch: str, quick: bool, pairs: int) -> None:
         seconds = f"{statistics.median(idle[c.what]):.1f} s; {statistics.median(busy[c.what]):.1f} s"
         table.add(c.what, seconds, f"alone; beside a busy core: ratio {ratio:.2f} (goal ≤ {GOAL}), "
                                    f"pairs {ratios[0]:.2f}–{ratios[-1]:.2f}")
+    ratios = sorted(a / b for a, b in zip(idle[train.what], wide))
+    table.add(f"{train.what}, idle: its default threads against {cores}",
+              f"{statistics.median(idle[train.what]):.1f} s; {statistics.median(wide):.1f} s",
+              f"alone, at each: ratio {statistics.median(ratios):.2f} (goal ≤ {IDLE_GOAL}), pairs "
+              f"{ratios[0]:.2f}–{ratios[-1]:.2f}")

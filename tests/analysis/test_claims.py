@@ -6,6 +6,8 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
+from analysis import planning
+from analysis.report import verdict_text as text
 from analysis.store_reading.reader import ExerciseRuns, at_time
 from analysis.verdicts import decision, stats
 from analysis.verdicts.claims import (
@@ -50,9 +52,9 @@ def test_on_the_means_alone_a_check_is_indicative_never_firm_and_a_missing_numbe
     v = judge(Claim(text="t", check=check), lookup)
     assert v.verdict == verdict
     if verdict == NOT_RUN:
-        assert "was not run" in v.note
+        assert "was not run" in text.note(v)
     if verdict == INDICATIVE:
-        assert v.label == "indicative (means only)" and "means only, no per-seed values" in v.note
+        assert text.label(v) == "indicative (means only)" and "means only, no per-seed values" in text.note(v)
 
 
 def test_ours_is_shown_as_the_lessons_give_it():
@@ -67,10 +69,11 @@ def test_ours_is_shown_as_the_lessons_give_it():
 def test_a_question_is_answered_by_the_best_variant():
     ask = Claim(text="which?", answer="score", best="min")
     v = judge(ask, lookup, ["a", "b", "c"])
-    assert (v.verdict, v.ours, v.note) == (FINDING, "b (score 1.000)", "not run: c")
+    assert (v.verdict, v.ours, text.note(v)) == (FINDING, "b (score 1.000)", "not run: c")
     seeds = {("a", "score"): [2.0, 2.1, 1.95], ("b", "score"): [1.0, 1.2, 1.1]}
     v = judge(ask, mean_lookup(seeds), ["a", "b"], seeds=per_seed(seeds))
-    assert v.label == "finding: b.score is lower than a.score" and "95% interval, unadjusted, descriptive" in v.note
+    assert text.label(v) == "finding: b.score is lower than a.score"
+    assert "95% interval, unadjusted, descriptive" in text.note(v)
     assert judge(Claim(text="which?", answer="score", best="max"), lookup, ["a", "b"]).ours == "a (score 2.000)"
     assert judge(ask, lookup, ["c", "d"]).verdict == NOT_RUN
 
@@ -202,13 +205,14 @@ def judged(check, table, **kw):
     ("h2.val_loss < h4.val_loss", REPRODUCED, ""),                        # far apart against the seeds' spread
     ("h4.val_loss < h1.val_loss", WITHIN_NOISE, "h4.val_loss < h1.val_loss: the means hold, but"),
     ("h1.val_loss < h4.val_loss", WITHIN_NOISE, "h1.val_loss < h4.val_loss: the means fail, but"),
-    ("h4.val_loss < h2.val_loss", NOT_REPRODUCED, f"h4.val_loss < h2.val_loss: the {FIRST_LOOK} interval lies on the wrong"),
+    ("h4.val_loss < h2.val_loss", NOT_REPRODUCED,
+     f"h4.val_loss < h2.val_loss: the {FIRST_LOOK} interval lies on the wrong"),
     ("h2.val_loss < h4.val_loss < h1.val_loss", WITHIN_NOISE, "h4.val_loss < h1.val_loss"),  # every pair counts
     ("h2.val_loss < one.val_loss", INDICATIVE, "the variants compared have different numbers of seeds"),
 ])
 def test_an_order_between_variants_is_read_against_the_seeds(check, verdict, note):
     v = judged(check, SEEDS)
-    assert v.verdict == verdict and v.note.startswith(note), v
+    assert v.verdict == verdict and text.note(v).startswith(note), v
     assert judge(Claim(text="t", check=check), mean_lookup(SEEDS)).verdict == INDICATIVE   # the means alone
 
 
@@ -217,8 +221,8 @@ def test_one_seed_is_indicative_never_a_verdict():
     one = {("a", "x"): [1.0], ("b", "x"): [2.0]}
     for check in ("a.x < b.x", "b.x < a.x", "a.x < 1.5", "a.x == 1.0"):
         v = judged(check, one)
-        assert v.verdict == INDICATIVE and v.label == "indicative (1 seed)", (check, v)
-    assert judged("a.x < b.x", {("a", "x"): [1.0, 1.01], ("b", "x"): [2.0, 2.02]}).label == "indicative (2 seeds)"
+        assert v.verdict == INDICATIVE and text.label(v) == "indicative (1 seed)", (check, v)
+    assert text.label(judged("a.x < b.x", {("a", "x"): [1.0, 1.01], ("b", "x"): [2.0, 2.02]})) == "indicative (2 seeds)"
 
 
 # --- defect 1: a chain is reproduced only if every pair holds ----------------------------------------------
@@ -230,7 +234,7 @@ def test_a_chain_with_one_reversed_pair_is_not_reproduced():
     v = judged("t05.wv > t10.wv > t15.wv", CHAIN)
     assert v.verdict == NOT_REPRODUCED
     assert [c.verdict for c in v.comparisons] == [WITHIN_NOISE, NOT_REPRODUCED]
-    assert f"t10.wv > t15.wv: the {FIRST_LOOK} interval lies on the wrong side of zero" in v.note
+    assert f"t10.wv > t15.wv: the {FIRST_LOOK} interval lies on the wrong side of zero" in text.note(v)
 
 
 def test_a_chain_with_a_noisy_pair_and_a_clear_one_is_within_seed_noise():
@@ -253,7 +257,7 @@ NOMASK = {("nomask", "val_loss"): [1.20, 1.25, 1.22], ("masked", "val_loss"): [2
 ])
 def test_a_margin_is_read_against_the_seeds(check, verdict):
     v = judged(check, NOMASK)
-    assert v.verdict == verdict and v.method == stats.PAIRED
+    assert v.verdict == verdict and text.method(v) == stats.PAIRED
     margins = np.array(NOMASK[("masked", "val_loss")]) - 0.5 - np.array(NOMASK[(check.split(".")[0], "val_loss")])
     d = v.comparisons[0].difference
     assert d.diff == pytest.approx(margins.mean() - (0.4 if "0.9" in check else 0))
@@ -270,7 +274,7 @@ HEADS = {("base", "share"): [0.96, 0.97, 0.98], ("low", "share"): [0.70, 0.72, 0
 ])
 def test_a_threshold_is_read_against_the_seeds(check, verdict):
     v = judged(check, HEADS)
-    assert v.verdict == verdict and v.method == stats.ONE_SAMPLE
+    assert v.verdict == verdict and text.method(v) == stats.ONE_SAMPLE
     x = np.array(HEADS[(check.split(".")[0], "share")])
     ci = scipy_stats.ttest_1samp(x, 0.9).confidence_interval(0.95)   # of the mean; the margin is mean − 0.9
     d = v.comparisons[0].difference
@@ -297,7 +301,7 @@ CONTEXT = {("ctx64", "lp", 63): [1.50, 1.52, 1.51], ("ctx16", "lp", 15): [1.80, 
 ])
 def test_a_subscripted_value_is_read_against_the_seeds(check, verdict):
     v = judged(check, CONTEXT)
-    assert v.verdict == verdict and v.method == stats.PAIRED and v.seeds == "3"
+    assert v.verdict == verdict and text.method(v) == stats.PAIRED and text.seeds(v) == "3"
 
 
 # --- defect 3: paired where the seeds pair, Welch where they do not ------------------------------------------
@@ -309,7 +313,7 @@ def test_runs_that_pair_by_seed_get_the_paired_interval():
     d = v.comparisons[0].difference
     ci = scipy_stats.ttest_rel(A, B).confidence_interval(0.95)
     assert (d.low, d.high) == pytest.approx((ci.low, ci.high)) and d.method == stats.PAIRED
-    assert v.verdict == REPRODUCED and v.method == stats.PAIRED
+    assert v.verdict == REPRODUCED and text.method(v) == stats.PAIRED
     assert stats.welch(A, B).low < 0 < stats.welch(A, B).high   # unpaired, the same numbers cannot tell
 
 
@@ -318,8 +322,8 @@ def test_runs_with_different_seeds_get_welch():
     v = judged("a.x > b.x", table)
     d = v.comparisons[0].difference
     ci = scipy_stats.ttest_ind(A, B[:3], equal_var=False).confidence_interval(0.95)
-    assert (d.low, d.high) == pytest.approx((ci.low, ci.high)) and v.method == stats.WELCH
-    assert v.seeds == "a 4, b 3" and "different numbers of seeds (a 4, b 3)" in v.note
+    assert (d.low, d.high) == pytest.approx((ci.low, ci.high)) and text.method(v) == stats.WELCH
+    assert text.seeds(v) == "a 4, b 3" and "different numbers of seeds (a 4, b 3)" in text.note(v)
     # with the margin on the other side: b.x < a.x is the same interval
     w = judged("b.x < a.x", table).comparisons[0].difference
     assert (w.low, w.high) == pytest.approx((ci.low, ci.high))
@@ -341,7 +345,7 @@ def test_a_number_with_no_per_seed_form_is_read_on_the_means_and_is_indicative()
     v = judge(Claim(text="t", check="a.x > 1.0 and a.tag == 'e'"),
               lambda variant, key, step: "e" if key == "tag" else lookup(variant, key, step), seeds=per_seed(table))
     assert [c.verdict for c in v.comparisons] == [REPRODUCED, INDICATIVE]
-    assert v.verdict == INDICATIVE and v.method == f"{stats.ONE_SAMPLE}, means only"
+    assert v.verdict == INDICATIVE and text.method(v) == f"{stats.ONE_SAMPLE}, means only"
 
 
 # --- defect 9: undecided is not the end ----------------------------------------------------------------------
@@ -351,10 +355,10 @@ def test_within_seed_noise_says_how_many_seeds_would_give_80_percent_power_at_th
     v = judged("x.v < y.v", {("x", "v"): [1.00, 1.05, 1.02], ("y", "v"): [1.03, 1.04, 1.06]})
     d = v.comparisons[0].difference
     level = decision.ALPHA * decision.SPEND[1]      # judged alone: the second look's share of the whole level
-    n = stats.seeds_needed(d, level)
-    assert n is not None and n > 3 and n > stats.seeds_needed(d, decision.ALPHA)
+    n = planning.seeds_needed(d, level)
+    assert n is not None and n > 3 and n > planning.seeds_needed(d, decision.ALPHA)
     assert f"about {n} seeds per variant would give 80% power at the level its next look needs (p < " \
-           f"{level:.2g})" in v.note and "make decide" in v.note
+           f"{level:.2g})" in text.note(v) and "make decide" in text.note(v)
     # Issue 23, defect 3: the old figure was the n at which the interval only just excludes zero (50% power).
     # The power of a paired t at n seeds, from the noncentral t: at least 80% at n, less at n - 1.
     def power(k):
@@ -368,9 +372,9 @@ def test_the_power_the_seeds_are_planned_with_is_statsmodels():
     from statsmodels.stats import power as solvers
     n = np.arange(2, 30)
     for effect, level in ((0.5, 0.05), (1.3, 0.0042), (3.0, 1e-4)):
-        for ours, theirs in ((stats.t_power(effect, n, level), solvers.TTestPower().power(effect, n, level)),
-                             (stats.t_power(effect, n, level, True), solvers.TTestIndPower().power(effect, n, level))):
-            seen = np.isfinite(theirs)   # statsmodels' is NaN where scipy's wrong-way tail is (stats.t_power)
+        for ours, theirs in ((planning.t_power(effect, n, level), solvers.TTestPower().power(effect, n, level)),
+                             (planning.t_power(effect, n, level, True), solvers.TTestIndPower().power(effect, n, level))):
+            seen = np.isfinite(theirs)   # statsmodels' is NaN where scipy's wrong-way tail is (planning.t_power)
             assert ours[seen] == pytest.approx(theirs[seen], abs=1e-9) and np.isfinite(ours).all()
 
 
@@ -400,7 +404,7 @@ def test_every_kind_of_check_reaches_every_verdict(kind, checks, method):
     assert judged(reversed_, PATHS).verdict == NOT_REPRODUCED
     assert judged(noisy, PATHS).verdict == WITHIN_NOISE
     assert judged(missing, PATHS).verdict == NOT_RUN
-    assert method in judged(reproduced, PATHS).method
+    assert method in text.method(judged(reproduced, PATHS))
 
 
 # --- the exercises' own claims where the lesson puts them ----------------------------------------------------
@@ -448,12 +452,12 @@ def test_a_lessons_single_number_is_reproduced_by_the_equivalence_and_not_reprod
                                                                        decision.ALPHA), (value, delta)
     # the interval shown is our prediction interval for one more run at the level the verdict uses
     half = scipy_stats.t.ppf(1 - level / 2, 2) * se
-    assert single(1.7505, values, 0.01).interval == f"1.750 ({1.75 - half:.3f} to {1.75 + half:.3f} at {FIRST_LOOK}; the " \
-                                                    f"lesson's 1.750, delta 0.01)"
-    assert "failing to reject is not reproducing" in single(1.7505, values, 0.003).note
+    assert text.interval(single(1.7505, values, 0.01)) == \
+        f"1.750 ({1.75 - half:.3f} to {1.75 + half:.3f} at {FIRST_LOOK}; the lesson's 1.750, delta 0.01)"
+    assert "failing to reject is not reproducing" in text.note(single(1.7505, values, 0.003))
     one = {("base", "x"): [1.75]}
-    assert judge(Claim(text="t", ours="base.x", value=1.9, delta=0.1), mean_lookup(one), seeds=per_seed(one)).label \
-        == "indicative (1 seed)"
+    alone = judge(Claim(text="t", ours="base.x", value=1.9, delta=0.1), mean_lookup(one), seeds=per_seed(one))
+    assert text.label(alone) == "indicative (1 seed)"
 
 
 @pytest.mark.parametrize("where, wrong", [(0.0, NOT_REPRODUCED), (1.0, REPRODUCED)])
@@ -508,10 +512,10 @@ def test_a_claim_reads_another_exercises_variant():
     """`baseline:base.key` goes to the lookup as the variant "baseline:base"; two exercises' seeds never pair."""
     table = {("microgpt", "k"): [0.10, 0.12, 0.11], ("baseline:base", "k"): [0.40, 0.42, 0.41]}
     v = judge(Claim(text="t", check="microgpt.k < baseline:base.k"), mean_lookup(table), seeds=per_seed(table))
-    assert v.verdict == REPRODUCED and v.method == stats.WELCH
+    assert v.verdict == REPRODUCED and text.method(v) == stats.WELCH
     f = judge(Claim(text="t", check="microgpt.k < baseline:base.k", finding=True), mean_lookup(table),
               seeds=per_seed(table))
-    assert f.verdict == FINDING and f.label == "finding: microgpt.k is lower than baseline.base.k"
+    assert f.verdict == FINDING and text.label(f) == "finding: microgpt.k is lower than baseline.base.k"
 
 
 def test_a_finding_gets_an_interval_and_a_wording_never_a_verdict():
@@ -519,7 +523,7 @@ def test_a_finding_gets_an_interval_and_a_wording_never_a_verdict():
                            ("h4.val_loss < h2.val_loss", "h4.val_loss is higher than h2.val_loss"),
                            ("h4.val_loss < h1.val_loss", "h4.val_loss against h1.val_loss: undetermined")):
         v = judge(Claim(text="t", check=check, finding=True), mean_lookup(SEEDS), seeds=per_seed(SEEDS))
-        assert v.verdict == FINDING and v.wording == wording and v.interval and not v.p_adjusted, v
+        assert v.verdict == FINDING and text.wording(v) == wording and text.interval(v) and not text.p_adjusted(v), v
 
 
 def test_the_head_claims_read_the_block_the_lesson_names():
@@ -581,7 +585,7 @@ def test_the_score_array_is_predicted_and_measured_on_the_path_that_holds_it():
     tiled = {**exact, ("base", "score_array_size_math"): [0.0] * 3}     # a path that holds no array fails both
     assert all(judge(c, mean_lookup(tiled), seeds=per_seed(tiled)).verdict == NOT_REPRODUCED for c in measured)
     v = judge(predicted[1], lambda v, k, s: 524288.0 * (4 if v == "context128" else 1))
-    assert v.verdict == "" and v.ours == "4.000" and "no verdict" in v.note
+    assert v.verdict == "" and v.ours == "4.000" and "no verdict" in text.note(v)
 
 
 def test_the_store_gives_each_seeds_value_for_the_claims():
@@ -594,7 +598,7 @@ def test_the_store_gives_each_seeds_value_for_the_claims():
     # each seed's own curve at the budget (base's mean time, 100 s): slow's seeds reach step 500 in it
     assert er.per_seed("slow", "val_loss_at_budget") == pytest.approx({1: 3.26, 2: 3.27})
     v = judge(Claim(text="t", check="slow.val_loss < base.val_loss"), er.lookup, seeds=er.per_seed)
-    assert v.seeds == "2" and v.verdict == INDICATIVE   # two seeds: no verdict
+    assert text.seeds(v) == "2" and v.verdict == INDICATIVE   # two seeds: no verdict
     assert v.comparisons[0].difference.diff == pytest.approx(0.5)
 
 
@@ -636,7 +640,7 @@ def test_the_windows_error_of_a_difference_is_paired_window_by_window():
     summed = math.sqrt(np.mean(own[:3]) ** 2 + np.mean(own[3:]) ** 2)
     assert summed > 3 * d.se_windows
     assert d.se == pytest.approx(math.sqrt(d.se_seeds ** 2 + d.se_windows ** 2))
-    assert "se seeds" in v.interval and f"windows {d.se_windows:.3f}" in v.interval
+    assert "se seeds" in text.interval(v) and f"windows {d.se_windows:.3f}" in text.interval(v)
 
 
 def test_a_window_scored_number_without_per_window_values_says_its_interval_is_for_those_windows():
@@ -645,7 +649,7 @@ def test_a_window_scored_number_without_per_window_values_says_its_interval_is_f
     v = judged(f"ctx64.{key}[63] < ctx64.{key}[15]", table)
     assert v.comparisons[0].difference.se_windows is None
     assert f"ctx64.{key}[63], ctx64.{key}[15]: scored on fixed windows, the same for every run, whose per-window " \
-           f"values are not logged: the interval is for those windows" in v.note
+           f"values are not logged: the interval is for those windows" in text.note(v)
 
 
 # --- issue 32: each claim at the lesson's own precision -------------------------------------------------------

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 from analysis import verdicts
+from analysis.report import verdict_text as text
 from analysis.store_reading.reader import ExerciseRuns, Reader
 from analysis.verdicts import Numbers
 from lm.settings.exercises import load_all
@@ -92,5 +93,5 @@ def test_the_numbers_a_table_reads_of_a_store_give_the_stores_table(quick_store)
                 curves.setdefault(variant, {}).setdefault(key, {})[step] = per
         numbers[name] = Numbers(ex, final, curves)
     from_numbers = verdicts.table(numbers)
-    assert from_numbers.frame().equals(stored.frame())
-    assert set(stored.frame()["verdict"].str.split(" ").str[0]) >= {"indicative", "finding:", "not"}
+    assert text.frame(from_numbers).equals(text.frame(stored))
+    assert set(text.frame(stored)["verdict"].str.split(" ").str[0]) >= {"indicative", "finding:", "not"}

@@ -16,6 +16,7 @@ from PIL import Image
 
 from analysis import report, verdicts
 from analysis.report import docs_pages, outcomes
+from analysis.report import verdict_text as text
 from analysis.store_reading.reader import ExerciseRuns, Reader
 from analysis.verdicts import decision
 from analysis.verdicts.decision import Outcome
@@ -323,7 +324,7 @@ def test_the_docs_pages_are_the_reports_table(quick_report, quick_store):
     table, exercises = quick_table(quick_store), load_all()
     for r in table.rows:
         line = next(ln for ln in results_page.splitlines() if ln.startswith(f"| {r.exercise} | {r.index} |"))
-        assert line.rstrip().endswith(f"| {r.verdict.label or '-'} |"), line
+        assert line.rstrip().endswith(f"| {text.label(r.verdict) or '-'} |"), line
     for source, name in ((Source.LESSON, "The lessons' claims"), (Source.OURS, "Ours")):
         rows = [r for r in table.rows if r.claim.source == source and r.counted]
         words = ", ".join(f"{n} {k}" for k, n in Counter(str(r.verdict.verdict) for r in rows).items())

@@ -5,6 +5,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from analysis import verdicts
+from analysis.report import verdict_text as text
 from analysis.verdicts import decision, stats
 from analysis.verdicts.claims import FINDING, NOT_REPRODUCED, REPRODUCED, WITHIN_NOISE
 from analysis.verdicts.results import Numbers
@@ -37,20 +38,20 @@ def test_the_family_is_adjusted_together_by_benjamini_hochberg_and_the_verdict_f
     raw = [c.raw_p for c in t.family]
     assert len(raw) == 40 and all(0.005 < p < decision.ALPHA * decision.SPEND[0] for p in raw[:9])  # not the finding
     sequential = [c.p for c in t.family]
-    assert sequential == pytest.approx([min(1.0, p / decision.SPEND[0]) for p in raw])   # the first look: half
+    assert sequential == pytest.approx([min(1.0, p / decision.SPEND[0]) for p in raw])   # the first look: its share
     assert [c.p_adjusted for c in t.family] == pytest.approx(multipletests(sequential, method="fdr_bh")[1])
     by = {r.claim.text: r.verdict for r in t.rows}
     assert all(by[f"v{i}"].verdict == WITHIN_NOISE for i in range(9))         # each alone: reproduced
-    assert "the level spent over the looks and shared over the table" in by["v0"].note
-    assert by["far"].verdict == REPRODUCED and by["q"].verdict == FINDING and by["q"].p_adjusted == ""
-    frame = t.frame()
-    assert list(frame.columns) == verdicts.COLUMNS and frame.loc[0, "p (adjusted)"] != "-"
+    assert "the level spent over the looks and shared over the table" in text.note(by["v0"])
+    assert by["far"].verdict == REPRODUCED and by["q"].verdict == FINDING and text.p_adjusted(by["q"]) == ""
+    frame = text.frame(t)
+    assert list(frame.columns) == text.COLUMNS and frame.loc[0, "p (adjusted)"] != "-"
     # the interval shown is at the level the verdict used: far's, firm, excludes zero there
     (c,) = by["far"].comparisons
     low, high = c.difference.at(c.level)
-    assert low > 0 and f"at {stats.percent(1 - c.level)}" in by["far"].interval
-    assert "Benjamini-Hochberg" in t.preamble() and f"{decision.MIN_SEEDS} seeds" in t.preamble()
-    assert t.preamble().startswith(decision.GUARANTEE)
+    assert low > 0 and f"at {stats.percent(1 - c.level)}" in text.interval(by["far"])
+    assert "Benjamini-Hochberg" in text.preamble(t) and f"{decision.MIN_SEEDS} seeds" in text.preamble(t)
+    assert text.preamble(t).startswith(decision.GUARANTEE)
     # among true comparisons the same nine survive: the step-up's threshold rises with the discoveries
     values.update({(f"n{i}", f"z{i}"): [1.0, 1.1, 1.2] for i in range(30)})
     by = {r.claim.text: r.verdict for r in verdicts.table({"one": exercise("one", checks, values)}).rows}
@@ -79,8 +80,8 @@ def test_a_claim_reads_another_exercise_through_the_table():
                      {("microgpt", "k"): [0.10, 0.12, 0.11]})
     t = verdicts.table({"baseline": base, "microgpt": micro})
     found, gone = t.of("microgpt")
-    assert found.verdict.verdict == FINDING and "lower" in found.verdict.wording
-    assert gone.verdict.verdict == "not run" and "nosuch" in gone.verdict.note
+    assert found.verdict.verdict == FINDING and "lower" in text.wording(found.verdict)
+    assert gone.verdict.verdict == "not run" and "nosuch" in text.note(gone.verdict)
     assert t.summary("microgpt") == "1 finding, 1 not run"
 
 
@@ -100,8 +101,8 @@ def test_a_claim_with_added_seeds_is_judged_at_each_look_with_the_level_spent_ov
     p6 = stats.one_sample(MARGINS[:6]).p
     assert c.looks == pytest.approx({3: p3, 6: p6})
     assert c.p == pytest.approx(min(p3 / decision.SPEND[0], p6 / decision.SPEND[1]))
-    assert c.raw_p == pytest.approx(p6) and v.seeds == "6"
-    assert "look 2 of 4, 6 seeds: seeds added after the first look (make decide)" in v.note
+    assert c.raw_p == pytest.approx(p6) and text.seeds(v) == "6"
+    assert "look 2 of 4, 6 seeds: seeds added after the first look (make decide)" in text.note(v)
 
 
 def test_a_verdict_decided_at_an_earlier_look_says_so_beside_the_last_looks_interval():
@@ -112,15 +113,16 @@ def test_a_verdict_decided_at_an_earlier_look_says_so_beside_the_last_looks_inte
     (c,) = v.comparisons
     low, _ = c.difference.at(c.level)
     assert v.verdict == REPRODUCED and low < 0
-    assert "v.x > a.x: decided at the look of 3 seeds" in v.note and "the interval shown is the last look's" in v.note
+    assert "v.x > a.x: decided at the look of 3 seeds" in text.note(v)
+    assert "the interval shown is the last look's" in text.note(v)
 
 
 def test_seeds_between_two_looks_are_judged_at_the_lower_one():
     """The looks are fixed seed counts: a variant with 8 seeds is read on its first 6, and the table says so."""
     v = looked(8)
-    assert v.seeds == "6" and set(v.comparisons[0].looks) == {3, 6}
-    assert "judged on the first 6 seeds of each variant" in v.note
-    assert looked(3).comparisons[0].looks.keys() == {3} and "seeds added after the first look" not in looked(3).note
+    assert text.seeds(v) == "6" and set(v.comparisons[0].looks) == {3, 6}
+    assert "judged on the first 6 seeds of each variant" in text.note(v)
+    assert looked(3).comparisons[0].looks.keys() == {3} and "seeds added after the first look" not in text.note(looked(3))
 
 
 # --- issue 33: one family, whatever is reported ---------------------------------------------------------------
@@ -180,4 +182,4 @@ def test_the_family_is_counted_from_the_files_before_any_run():
     assert t.family == [] and all(r.verdict.verdict in ("not run", "") for r in t.rows)
     slots = t.counted.slots["table"]
     assert slots["baseline"] > 20 and "aa" not in slots and t.counted.slots["control"] == {"aa": 4}
-    assert f"{t.counted.total('table')} comparisons (baseline {slots['baseline']}," in t.preamble()
+    assert f"{t.counted.total('table')} comparisons (baseline {slots['baseline']}," in text.preamble(t)

@@ -32,8 +32,13 @@ def test_quick_shared_rows_time_each_command_alone_and_beside_a_busy_core(tmp_pa
     table = Rows()
     bench_shared.shared(table, str(tmp_path), quick=True, pairs=1)
     assert table.sections[0].startswith("a machine that is not idle: each command alone, then beside a nice-19")
-    assert [w.split(" (")[0] for w in table.rows] == ["make train", "make sample", "make ablations", "make report"]
-    for what, (_, note) in table.rows.items():
+    *rows, idle = table.rows
+    assert [w.split(" (")[0] for w in rows] == ["make train", "make sample", "make ablations", "make report"]
+    cores = len(os.sched_getaffinity(0))
+    assert idle.startswith(rows[0]) and idle.endswith(f"idle: its default threads against {cores}")
+    assert re.fullmatch(r"alone, at each: ratio [\d.]+ \(goal ≤ 1.05\), pairs [\d.]+–[\d.]+", table.rows[idle][1])
+    for what in rows:
+        note = table.rows[what][1]
         alone, busy = table.values[what]
         found = re.fullmatch(r"alone; beside a busy core: ratio ([\d.]+) \(goal ≤ 1.3\), pairs ([\d.]+)–([\d.]+)", note)
         assert found and alone > 0 and busy > 0, note

@@ -50,7 +50,7 @@ VIOLATIONS = {
         ("lm/settings/config.py", "import subprocess", "lm.settings.config -> subprocess"),
     ],
     "analysis is in rooms, in layers: make decide, over the notebook API, over the report, over the calibration, over "
-    "reading the store and the verdict engine, over the options": [
+    "the seeds an open claim needs, over reading the store and the verdict engine, over the options": [
         ("analysis/options.py", "from analysis.verdicts import decision", "analysis.options -> analysis.verdicts"),
         # the engine knows nothing of the calibration that measures it
         ("analysis/verdicts/decision.py", "from analysis import calibration",

@@ -17,9 +17,9 @@ def seeds_needed(d: stats.Difference, level: float, power: float = decision.POWE
     `power` (80%) at the raw two-sided `level` the next look needs (decision.Family.plan_level): the t-test's power
     (t_power; paired or one-sample: one t over the per-seed margins; Welch: two independent samples of equal size) at
     every seed count at once; for seeds that all agree, the exact test's own; for a lesson's single number, one more
-    run's error at each seed count. The validation windows' error
-    does not shrink with seeds: the difference is first shortened by what it takes of it (z_level/2 + z_power
-    standard errors, the safe side of adding them in squares). None if more than `most`, or if there is no
+    run's error at each seed count. The validation windows' error does not shrink with seeds: the difference is
+    first shortened by what it takes of it (z_level/2 + z_power standard errors, the safe side of adding them in
+    squares). None if more than `most`, or if there is no
     difference left, to go on. `least`: the fewest to try (the power rises with the seeds: least = most asks
     whether `most` would do)."""
     n = np.arange(least, most + 1)
@@ -49,10 +49,10 @@ def t_power(effect: float, n: np.ndarray, level: float, two_samples: bool = Fals
         -> np.ndarray:
     """The two-sided t-test's power at each seed count n against a true difference of `effect` (>= 0) standard
     deviations: one sample (paired: over the per-seed margins), or two samples of n each, on the seeds' degrees of
-    freedom plus a moderated variance's prior's. The noncentral t's
-    distribution function, scipy's special function that scipy.stats' nct and statsmodels' TTestPower and
-    TTestIndPower rest on (the same numbers: tests/analysis/test_claims.py), called directly: 20 microseconds
-    rather than 0.5 ms through their wrappers, for every open comparison of every simulated table."""
+    freedom plus a moderated variance's prior's. The noncentral t's distribution function, scipy's special function
+    that scipy.stats' nct and statsmodels' TTestPower and TTestIndPower rest on (the same numbers:
+    tests/analysis/test_claims.py), called directly: 20 microseconds rather than 0.5 ms through their wrappers, for
+    every open comparison of every simulated table."""
     df = (2 * n - 2 if two_samples else n - 1) + prior_df   # a moderated variance adds its prior's
     df = np.minimum(df, 1e6)   # scipy's noncentral t at an infinite df: the normal's, to six digits
     nc = effect * np.sqrt(n / 2 if two_samples else n)
@@ -78,8 +78,8 @@ def plan_level(c: Comparison) -> float:
 
 
 def needed(c: Comparison, most: int = 100, least: int = 2) -> int | None:
-    """Seeds per variant that would give the comparison 80% power at the level its next look needs (stats.
-    seeds_needed); None where no number up to `most` would."""
+    """Seeds per variant that would give the comparison 80% power at the level its next look needs (seeds_needed);
+    None where no number up to `most` would."""
     return seeds_needed(c.difference, plan_level(c), most=most, least=least) if c.difference is not None \
         else None
 

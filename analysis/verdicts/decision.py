@@ -63,8 +63,9 @@ MIN_SEEDS = 3
 # whatever rule chooses which claims get more seeds and when to stop (P(any look's p_k <= SPEND[k]·a) <= a, the looks
 # being fixed seed counts), so the family's adjustment still holds the level; `make calibrate` simulates the whole
 # procedure through the table. Three quarters of the level at the first look: `make ablations`' hour ends there,
-# and it is the table most readers get; the last quarter is shared by the three rounds `make decide` may add. A variant with seeds between two looks is judged at the lower one (its
-# first LOOKS[k] seeds): the looks must be fixed in advance for the spending to hold.
+# and it is the table most readers get; the last quarter is shared by the three rounds `make decide` may add. A
+# variant with seeds between two looks is judged at the lower one (its first LOOKS[k] seeds): the looks must be fixed
+# in advance for the spending to hold.
 LOOKS = (MIN_SEEDS, 6, 9, 12)
 SPEND = (3 / 4, 1 / 12, 1 / 12, 1 / 12)
 ROUND = LOOKS[1] - LOOKS[0]

@@ -5,7 +5,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from analysis.verdicts import decision, variance
 from analysis.verdicts.variance import Prior

@@ -14,7 +14,8 @@ inverse chi-square per metric (its calibration, with variances that differ more 
 analysis/calibration).
 
 A metric is pooled by its name and phase (`phase`): the start of training (step 0: untrained models, whose spread is
-the initialisation's), the curve's later steps, and the run's end, each apart. Groups whose seeds agree exactly (a count, a constant) carry no variance to pool and are left out.
+the initialisation's), the curve's later steps, and the run's end, each apart. Groups whose seeds agree exactly (a
+count, a constant) carry no variance to pool and are left out.
 """
 import math
 from collections.abc import Iterable, Mapping

@@ -215,7 +215,7 @@ def export(out: Path, quick: bool = False, ablations="all", tracking_uri: str | 
     from analysis.report import verdict_text
 
     _, runs, known, judged = claims_runs(quick, ablations, tracking_uri)
-    claims = verdict_text.frame(engine.table(runs, known, judged))   # as claims_table builds it, from the runs read once
+    claims = verdict_text.frame(engine.table(runs, known, judged))   # as claims_table builds it, the runs read once
     claims.to_csv(out / "verdicts.csv", index=False)
     (out / "verdicts.tex").write_text(latex_verdicts(claims), encoding="utf-8")
     written += [out / "verdicts.csv", out / "verdicts.tex"]

@@ -6,8 +6,7 @@ of the same variant), the claim renamed to read them, so that every claim's trut
 hardest: the expected margin of each comparison zero (a t-test's boundary), a count or a tag holding on each seed
 with probability one half (the sign test's), a lesson's single number delta from our setup's mean (the equivalence's
 boundary, where "reproduced" is false; "not reproduced" is true there, and false at the lesson's value, which a run
-of its own draws: at_value). A comparison
-is set by solving for the centre of one number it reads that no earlier comparison has set (the one fewest later
+of its own draws: at_value). A comparison is set by solving for the centre of one number it reads that no earlier comparison has set (the one fewest later
 comparisons read), or failing that of all of them shifted together; the margin is the check's own expression,
 evaluated on many draws of the numbers as the spreads (spreads.py) say they vary. A comparison whose numbers were all
 set by earlier ones must then lie on the side its claim needs (the true side within an `and` or a chain, the false
@@ -211,8 +210,9 @@ def _single(w: World, claim: Claim, effect: float, at_value: bool) -> None:
 
 def _value(w: World, claim: Claim, at_value: bool) -> None:
     """A lesson's single number: our setup's mean is the lesson's number less the claim's delta (on either side where
-    the number's range allows, drawn each table) and less the lesson's own draw about its setup's mean: the seeds' spread, and
-    over the windows the lesson averaged, the per-window spread; at_value: the lesson's setup's mean is ours."""
+    the number's range allows, drawn each table) and less the lesson's own draw about its setup's mean: the seeds'
+    spread, and over the windows the lesson averaged, the per-window spread; at_value: the lesson's setup's mean is
+    ours."""
     (n,) = w.numbers.values()
     s = n.spread
     if s.kind in (Kind.CONSTANT, Kind.TAG, Kind.INTEGER):

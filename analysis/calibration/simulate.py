@@ -89,7 +89,8 @@ def bystanders(ws: list[World], rng: np.random.Generator, stress: Stress) -> Num
             if pooled[1] == variance.Phase.END:
                 final.setdefault(name, {})[pooled[0]] = per
             else:   # a step of the phase: 0 the untrained start, 1 any step of a curve
-                curves.setdefault(name, {}).setdefault(pooled[0], {})[int(pooled[1] == variance.Phase.CURVE)] = per
+                step = int(pooled[1] == variance.Phase.CURVE)
+                curves.setdefault(name, {}).setdefault(pooled[0], {})[step] = per
     pool = Exercise(name=POOL, title="the store's other variants", lesson="", measures="", variants={})
     return Numbers(pool, final, curves)
 

@@ -150,7 +150,8 @@ def results(table: verdicts.Table, runs: dict[str, ExerciseRuns], store: str, qu
               *_table(["exercise", "#", "claim", "ours", "margin (interval)", "seeds", "verdict"],
                       [[r.exercise, r.index, r.verdict.text + (" (ours)" if r.claim.source == Source.OURS else ""),
                         r.verdict.ours or "-", verdict_text.interval(r.verdict) or "-",
-                        verdict_text.seeds(r.verdict) or "-", verdict_text.label(r.verdict) or "-"] for r in table.rows])]
+                        verdict_text.seeds(r.verdict) or "-", verdict_text.label(r.verdict) or "-"]
+                       for r in table.rows])]
     lines += ["", "## Each exercise", "",
               "Training seconds: the sum over its finished runs of each run's own training time (validation left "
               "out; a copied run counts the run it copies); wall: from its first run's start to its last run's end, "

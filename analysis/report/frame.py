@@ -149,7 +149,8 @@ def claim_table(doc: Doc, table: verdicts.Table) -> None:
           "store logs no step 500, for instance). Each exercise's section opens with its own claims; here they are "
           "all, with every column.")
     doc.p(verdict_text.preamble(table))
-    doc.table(verdict_text.frame(table), classes={"verdict": [f"v-{outcomes.slug(outcomes.outcome(r))}" for r in table.rows]},
+    slugs = [f"v-{outcomes.slug(outcomes.outcome(r))}" for r in table.rows]
+    doc.table(verdict_text.frame(table), classes={"verdict": slugs},
               fold=f"Every claim ({len(table.rows)}), with its p, adjusted p, method and note",
               wide=("claim", "lessons", "note"))
     line = control_line(table)

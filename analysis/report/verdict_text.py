@@ -90,11 +90,17 @@ def method(v: Verdict) -> str:
     return DETERMINISTIC if v.deterministic else ", ".join(dict.fromkeys(c.method for c in v.comparisons))
 
 
-def seeds(v: Verdict) -> str:
-    """Seeds per variant: "3", or "base 3, nopos 2" when the counts differ."""
+def _seed_counts(v: Verdict) -> dict[str, int]:
+    """Seeds per variant over the verdict's comparisons."""
     counts = {}
     for c in v.comparisons:
         counts.update(c.seeds)
+    return counts
+
+
+def seeds(v: Verdict) -> str:
+    """Seeds per variant: "3", or "base 3, nopos 2" when the counts differ."""
+    counts = _seed_counts(v)
     if len(set(counts.values())) == 1:
         return str(next(iter(counts.values())))
     return ", ".join(f"{k} {n}" for k, n in counts.items())
@@ -130,10 +136,7 @@ def _notes(v: Verdict) -> list[str]:
     cs, notes = v.comparisons, []
     if not cs:
         return notes
-    counts = {}
-    for c in cs:
-        counts.update(c.seeds)
-    if len(set(counts.values())) > 1:
+    if len(set(_seed_counts(v).values())) > 1:
         notes.append(f"the variants compared have different numbers of seeds ({seeds(v)})")
     if v.control:
         notes.append("an A/A control: identical settings, so a firm comparison is a false one; each comparison in the "

@@ -240,8 +240,8 @@ def control(claim: Claim, r: Lookups) -> list[Comparison]:
     """An A/A control, two numbers of identical settings (`ours`), through every path a claim can take: two
     variants through Welch's t (as separate samples), the paired t (the i-th seed of each, independent runs, so
     a valid pairing) and a prediction (the right side's first seed as a lesson's single number against the left
-    side's seeds, a delta of 0, so that only "not reproduced" can be firm: the same setup); one variant's two numbers (exchangeable by the model's symmetry)
-    through the one-sample t of their per-seed difference."""
+    side's seeds, a delta of 0, so that only "not reproduced" can be firm: the same setup); one variant's two numbers
+    (exchangeable by the model's symmetry) through the one-sample t of their per-seed difference."""
     named = terms(tree(claim.ours).body)
     if len(named) != 2:
         raise ValueError(f"a control's ours names two numbers, not {claim.ours!r}")

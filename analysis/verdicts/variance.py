@@ -20,6 +20,7 @@ count, a constant) carry no variance to pool and are left out.
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -37,7 +38,7 @@ OUTLIER = 0.001
 POSITIONAL = ("val_loss_at_position",)
 
 
-class Phase:
+class Phase(StrEnum):
     """When in a run a number was measured, for pooling: untrained, during training (a curve's steps, whose early
     points spread more), or at the end."""
     START = "start"
@@ -45,7 +46,7 @@ class Phase:
     END = "end"
 
 
-def phase(key: str, step: int | None) -> str:
+def phase(key: str, step: int | None) -> Phase:
     if step is None or key.startswith(POSITIONAL):
         return Phase.END
     return Phase.START if step == 0 else Phase.CURVE

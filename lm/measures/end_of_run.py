@@ -184,5 +184,5 @@ def datasets(end: EndOfRun) -> None:
 
 _missing = BY_NAME.keys() - MEASURE.keys()
 if _missing:
-    raise LookupError(f"lm/settings/measures.py's TABLE has {', '.join(sorted(_missing))}, and no @measurement function "
-                      f"of that name here")
+    raise LookupError(f"lm/settings/measures.py's TABLE has {', '.join(sorted(_missing))}, and no @measurement "
+                      f"function of that name here")

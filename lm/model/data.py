@@ -8,7 +8,7 @@ from torch.utils.data import IterableDataset
 from lm.model.download import locate  # noqa: F401  (where the file is: lm/model/download.py)
 from lm.settings.corpus_file import read_text, sha256  # noqa: F401  (the file: lm/settings/corpus_file.py)
 from lm.settings.config import RunConfig
-from lm.settings.errors import ConfigError, DataError  # noqa: F401  (raised here, caught by commands before torch loads)
+from lm.settings.errors import ConfigError, DataError  # noqa: F401  (raised here, caught before torch loads)
 from lm.settings.schema import DataConfig  # noqa: F401  (a run's settings, checked before torch loads)
 
 

@@ -49,7 +49,7 @@ NOT_CHECKABLE = (
      "logged (microgpt's probe.json), not judged; what reading more than the last letter is worth is microgpt's "
      "comparison with the names' bigram table, which sees only the last letter (ours)"),
     ("002", "step     1 | train 4.119 | val 4.121",
-     "the validation loss after one step: our runs validate before the first step and every 125 steps, not after "
+     "the validation loss after one step: our runs validate before the first step and every 250 steps, not after "
      "step 1. The train column at step 1 is checked (recipe002's \"Training loss after the first step\")"),
     ("002", "It runs on a CPU with small settings (about 3 minutes of training).",
      "another machine's CPU. Ours is shown beside it, not judged: recipe002's `cpu.train_time_s`"),

@@ -56,22 +56,25 @@ class ClaimKind(StrEnum):
 @dataclass(frozen=True)
 class ClaimFields:
     """A kind's fields in the YAML: those that mark it (all set), those it needs, those that must be numbers, and
-    those it cannot have."""
+    those it cannot have; and whether its claims get a verdict that seeds can make firm (decided), which is where a
+    suite spends its seeds (lm/settings/needs.py decided)."""
     marks: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()
     numbers: tuple[str, ...] = ()
     excludes: tuple[str, ...] = ()
+    decided: bool = False
 
 
 # A claim is of the first kind, in this order, whose marking fields it all sets; the last marks every claim.
 CLAIM_FIELDS = {
     ClaimKind.QUESTION: ClaimFields(marks=("answer",)),
     ClaimKind.VALUE: ClaimFields(marks=("value",), needs=("ours", "delta"), numbers=("value", "delta"),
-                                 excludes=("check",)),
-    ClaimKind.CONTROL: ClaimFields(marks=("control",), needs=("ours",), excludes=("check", "windows", "delta")),
+                                 excludes=("check",), decided=True),
+    ClaimKind.CONTROL: ClaimFields(marks=("control",), needs=("ours",), excludes=("check", "windows", "delta"),
+                                   decided=True),
     ClaimKind.DETERMINISTIC: ClaimFields(marks=("deterministic", "check"), excludes=("finding", "windows", "delta")),
     ClaimKind.FINDING: ClaimFields(marks=("finding", "check"), excludes=("windows", "delta")),
-    ClaimKind.CHECK: ClaimFields(marks=("check",), excludes=("windows", "delta")),
+    ClaimKind.CHECK: ClaimFields(marks=("check",), excludes=("windows", "delta"), decided=True),
     ClaimKind.PREDICTION: ClaimFields(marks=("prediction",)),
     ClaimKind.SHOWN: ClaimFields(),
 }
@@ -171,11 +174,13 @@ class Exercise:
     #                                   which would otherwise be one run each (the same config, the same hash); seeds
     #                                   added later (make decide) extend each variant's block and stay disjoint
 
-    def runs(self, seeds: int) -> list[RunSpec]:
-        n = max(self.seeds or 0, seeds)   # an exercise's own seeds are its least: at quick size too
+    def runs(self, seeds: int, fewer: dict[str, int] | None = None) -> list[RunSpec]:
+        """Each variant's runs at `seeds` seeds, or at the fewer that `fewer` names for it; the exercise's own
+        `seeds` are its least whatever is asked (at quick size too)."""
         steps = [f"train.steps={self.steps}"] if self.steps else []
         runs = []
         for i, (variant, overrides) in enumerate(self.variants.items()):
+            n = max(self.seeds or 0, min(seeds, (fewer or {}).get(variant, seeds)))
             first = i * SEED_BLOCK if self.disjoint_seeds else 0
             shared = [*steps, *self.overrides, *overrides]
             runs += [RunSpec(self.name, variant, first + k, shared, self.init_from) for k in range(1, n + 1)]

@@ -6,7 +6,7 @@ table. The suite makes an entry of When.READ only on the runs of a variant that 
 import fnmatch
 from collections.abc import Iterable
 
-from lm.settings.exercises import Exercise, terms, tree
+from lm.settings.exercises import CLAIM_FIELDS, Exercise, terms, tree
 from lm.settings.measures import BY_NAME, TABLE, When
 
 # What each report kind reads of its exercise's runs beyond the metrics its options name (METRIC_OPTIONS): the
@@ -81,3 +81,19 @@ def needed(keys: Iterable[str], first_seed: bool) -> set[str]:
     while more := {n for name in made for n in BY_NAME[name].needs} - made:
         made |= more
     return made
+
+
+def decided(exercises: Iterable[Exercise]) -> set[tuple[str, str]]:
+    """Every (exercise, variant) that a claim with a verdict reads (a kind CLAIM_FIELDS marks `decided`: a value, a
+    check, the A/A control), another exercise's claims naming its variants included: the variants whose seeds buy
+    verdicts. The others are read by findings, questions, exact checks and charts alone."""
+    out = set()
+    for ex in exercises:
+        for claim in ex.claims:
+            if not CLAIM_FIELDS[claim.kind].decided:
+                continue
+            for expr in filter(None, (claim.check, claim.ours)):
+                for variant, _, _ in terms(tree(expr)):
+                    owner, _, name = variant.rpartition(":")
+                    out.add((owner or ex.name, name))
+    return out

@@ -2,7 +2,7 @@
 import time
 from dataclasses import dataclass
 
-from lm.settings import config, exercises
+from lm.settings import config, exercises, needs
 from lm.settings.config import ConfigError
 from lm.settings.errors import DataError
 from lm.settings.exercises import Exercise
@@ -43,10 +43,12 @@ def plan(s: SuiteSpec) -> Plan:
             chosen.insert(0, known[ex.init_from])
     # An override of the seed for every run (seed=3 on the command line) wins over each run's own.
     seeds_given = any(o.lstrip("+~").split("=")[0] == "seed" for o in s.overrides)
+    every = list({**known, **{ex.name: ex for ex in chosen}}.values())   # whose claims may name the chosen's variants
+    fewer = undecided(chosen, every, s.finding_seeds)
     jobs = []
     for ex in chosen:
         experiment = experiment_name(ex.name, s.quick)
-        for spec in ex.runs(s.per_variant):
+        for spec in ex.runs(s.per_variant, fewer.get(ex.name)):
             extra = [*(QUICK_OVERRIDES if s.quick else []), *s.overrides,
                      f"tracking.experiment={config.quoted(experiment)}"]
             if s.tracking_uri:
@@ -60,8 +62,18 @@ def plan(s: SuiteSpec) -> Plan:
             jobs.append(Job(spec, cfg, experiment, cfg.config_hash))
     jobs = select_variants(jobs, s.variants) if s.variants else jobs
     # What each run measures: what any exercise reads of it, another's claims on its variants included.
-    measuring.choose(jobs, list({**known, **{ex.name: ex for ex in chosen}}.values()), s.overrides)
+    measuring.choose(jobs, every, s.overrides)
     return Plan(s, chosen, jobs, time.time() - started)
+
+
+def undecided(chosen: list[Exercise], every: list[Exercise], seeds: int | None) -> dict[str, dict[str, int]]:
+    """Per exercise, its variants that no claim with a verdict reads (every exercise's claims, lm/settings/needs.py
+    decided), each at `seeds`: a finding's interval, a question's answer, an exact check and a chart buy no verdict
+    with more seeds. An exercise without claims (a sweep's grid) keeps every seed asked for; None: none fewer."""
+    if seeds is None:
+        return {}
+    judged = needs.decided(every)
+    return {ex.name: {v: seeds for v in ex.variants if (ex.name, v) not in judged} for ex in chosen if ex.claims}
 
 
 def select_variants(jobs: list[Job], variants: list[str]) -> list[Job]:

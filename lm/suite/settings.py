@@ -29,7 +29,8 @@ QUICK_OVERRIDES = [  # toy size: every code path, in seconds
 class SuiteConfig:
     """The suite's settings as conf/suite.yaml declares them and the command line overrides them."""
     ablations: Any = "all"      # all, or a list of exercise names
-    seeds: int | None = None    # per variant; None: 3, quick runs 1
+    seeds: int | None = None    # per variant; null: 3, quick runs 1
+    finding_seeds: int | None = 2   # per variant that no claim with a verdict reads; null: as many as `seeds`
     quick: bool = False
     workers: int = 0            # 0: chosen for the machine
     threads: int = 0            # per run; 0: one, whatever the worker count (it changes a run's floats)
@@ -48,6 +49,8 @@ class SuiteConfig:
     def __post_init__(self):
         if self.seeds is not None and self.seeds <= 0:
             raise ValueError(f"seeds={self.seeds} must be positive")
+        if self.finding_seeds is not None and self.finding_seeds <= 0:
+            raise ValueError(f"finding_seeds={self.finding_seeds} must be positive, or null for as many as seeds")
         if self.workers < 0 or self.threads < 0:
             raise ValueError("workers and threads must be 0 (automatic) or more")
 

@@ -263,9 +263,9 @@ def bench_sample(o: Options, corpus, cfg, table: Table) -> None:
 
 
 def bench_validation(o: Options, corpus, table: Table, every: int = 125, before: int = 250) -> None:
-    """What lesson 002's exercises pay for their curves (experiments/recipe002.yaml): one validation of lesson 002's model (its fixed windows, as the
-    run's validation loop scores them) against its training steps, alternating A B A B, and what validating every
-    `every` steps instead of its recipe's `before` adds to a run of the recipe's steps."""
+    """What a denser curve would cost lesson 002's exercises (experiments/recipe002.yaml): one validation of lesson
+    002's model (its fixed windows, as the run's validation loop scores them) against its training steps, alternating
+    A B A B, and what validating every `every` steps instead of its recipe's `before` adds to a run of its steps."""
     cfg = config.load(["profile=cpu"])
     e, steps = cfg.eval, cfg.train.steps
     plain = PlainLoop(corpus, cfg)

@@ -75,3 +75,8 @@ def test_each_kind_is_judged_by_its_own_entry():
     assert (shown.verdict, shown.ours) == ("", "1.000")
     assert text.note(shown) == "a prediction, worked out before running: no verdict"
     assert KINDS[ClaimKind.QUESTION].finding and not KINDS[ClaimKind.CHECK].finding
+
+
+def test_the_kinds_a_suite_spends_seeds_on_are_those_whose_verdicts_the_level_is_spent_on():
+    decided = {k for k, fields in CLAIM_FIELDS.items() if fields.decided}
+    assert decided == {k for k, judging in KINDS.items() if judging.family is not None}

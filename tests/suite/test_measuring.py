@@ -57,7 +57,7 @@ def test_the_mlflow_model_is_logged_on_each_variants_first_seed_and_the_tag_says
     assert len(logged) == len(variants)
     assert all(name.endswith(("/seed1", "/seed1001")) for name in logged)   # aa's b has seeds of its own
     assert full["heads/h2/seed1"].tags[measures.MODEL_TAG] == "logged: the variant's first seed"
-    assert full["heads/h2/seed3"].tags[measures.MODEL_TAG] == (
+    assert full["heads/h2/seed2"].tags[measures.MODEL_TAG] == (
         "not logged: on the variant's first seed (seed 1); measure.mlflow_model=true logs it on every run")
 
 

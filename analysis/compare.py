@@ -112,11 +112,11 @@ class Side:
 
     @classmethod
     def of(cls, row) -> "Side":
-        from analysis.report import outcomes
+        from analysis.report import numbers, outcomes
 
         margins = tuple(Margin(c.difference.diff, c.difference.se or 0.0) if c.difference is not None else None
                         for c in row.verdict.comparisons)
-        return cls(outcomes.outcome(row), row.verdict.ours or "-", margins)
+        return cls(outcomes.outcome(row), numbers.ours(row.verdict.ours) or "-", margins)
 
     @property
     def margin(self) -> str:

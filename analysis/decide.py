@@ -263,7 +263,7 @@ def grow(opts, read_: Runs, chosen: list[Open], budget: Budget) -> tuple[int, Ru
 
 def summary(first: dict, table, budget: Budget) -> None:
     """What the rounds decided: each claim that was open, its verdict before and now, and what is still open."""
-    from analysis.report.verdict_text import label, seeds
+    from analysis.report.verdict_text import label, seeds, summary as said
     from analysis.verdicts.decision import FIRM, Outcome
 
     open_ = (Outcome.WITHIN_NOISE, Outcome.INDICATIVE)
@@ -277,7 +277,7 @@ def summary(first: dict, table, budget: Budget) -> None:
             lines.append(f"  {r.exercise}: {r.claim.text[:70]}: {before} → {label(r.verdict)} (seeds: "
                          f"{seeds(r.verdict)})")
     print(f"\ndecided {decided} claim{'s' * (decided != 1)} with {budget.show(budget.spent)} of "
-          f"{budget.show(budget.amount)}; the table now: {table.summary()}")
+          f"{budget.show(budget.amount)}; the table now: {said(table)}")
     print("\n".join(lines) if lines else "  no verdict changed")
     still = [f"  {r.exercise}: {r.claim.text[:70]} ({label(r.verdict)}; seeds: {seeds(r.verdict)})" for r in table.rows
              if not (r.verdict.finding or r.verdict.control) and r.verdict.verdict in open_]

@@ -22,6 +22,7 @@ if __name__ == "__main__":  # `make export`: --help and the options answered bef
 
 import pandas as pd  # noqa: E402
 
+from analysis.report import numbers
 from analysis.verdicts import stats
 from lm.tracking.naming import experiment_name
 from lm.tracking.store_check import resolve_uri
@@ -129,7 +130,7 @@ def aggregate(df: pd.DataFrame, metrics=None) -> pd.DataFrame:
             if m in g and g[m].notna().any():
                 values = g[m].dropna().tolist()
                 rows.append({"exercise": exercise, "variant": variant, "metric": m, **stats.summary(values),
-                             "text": stats.mean_std(values)})
+                             "text": numbers.mean_std(values)})
     return pd.DataFrame(rows, columns=["exercise", "variant", "metric", "mean", "std", "n", "low", "high", "text"])
 
 

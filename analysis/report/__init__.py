@@ -7,6 +7,7 @@ engine (analysis.verdicts).
     kinds.py         the generic kinds a `report:` block chooses from (curves, final, sweep, heads, ...)
     knockout.py      which heads matter, attention_view.py the attention explorer, environments.py where the runs ran
     verdict_text.py  what a verdict says in words: its interval, label and notes, the claims table as a frame
+    numbers.py       how a number, a claim's own numbers, a mean ± std and a difference's interval are written
     parent_runs.py   the verdicts and figures onto each exercise's parent run
     document.py      the document, as Markdown and self-contained HTML
     painter.py       the figures as work for worker processes; figures.py the drawings (matplotlib, seaborn)

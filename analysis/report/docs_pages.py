@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import verdicts
-from analysis.report import environments, outcomes, verdict_grid, verdict_text
+from analysis.report import environments, numbers, outcomes, verdict_grid, verdict_text
 from analysis.store_reading.reader import ExerciseRuns
 from analysis.verdicts import claim_kinds
 from analysis.verdicts.decision import Outcome
@@ -149,7 +149,7 @@ def results(table: verdicts.Table, runs: dict[str, ExerciseRuns], store: str, qu
               "Each claim's words and check: [lesson-claims.md](lesson-claims.md), by exercise and number.", "",
               *_table(["exercise", "#", "claim", "ours", "margin (interval)", "seeds", "verdict"],
                       [[r.exercise, r.index, r.verdict.text + (" (ours)" if r.claim.source == Source.OURS else ""),
-                        r.verdict.ours or "-", verdict_text.interval(r.verdict) or "-",
+                        numbers.ours(r.verdict.ours) or "-", verdict_text.interval(r.verdict) or "-",
                         verdict_text.seeds(r.verdict) or "-", verdict_text.label(r.verdict) or "-"]
                        for r in table.rows])]
     lines += ["", "## Each exercise", "",

@@ -26,8 +26,8 @@ import pandas as pd
 
 from analysis import calibration, verdicts
 from analysis.options import parse
-from analysis.report import (attention_view, docs_pages, environments, knockout, outcomes, painter, parent_runs,
-                             sections, verdict_grid, verdict_text)
+from analysis.report import (attention_view, docs_pages, environments, knockout, numbers, outcomes, painter,
+                             parent_runs, sections, verdict_grid, verdict_text)
 from analysis.report.document import Doc
 from analysis.report.kinds import Context, SectionKind, what_changes
 from analysis.store_reading.reader import ExerciseRuns, Reader, StoreError
@@ -103,8 +103,8 @@ def perplexity(doc: Doc, runs: dict[str, ExerciseRuns]):
                 note = f" (samples {er.exercise.init_from}'s model)"
             rows.append({"exercise": name, "variant": v + note, "changes": what_changes(er.exercise, v),
                          "steps": er.param(v, "train.steps") or "-",
-                         "val_loss": stats.mean_std(loss) if loss else "not run",
-                         "perplexity": stats.mean_std([math.exp(x) for x in loss], 2) if loss else "not run",
+                         "val_loss": numbers.mean_std(loss) if loss else "not run",
+                         "perplexity": numbers.mean_std([math.exp(x) for x in loss], 2) if loss else "not run",
                          "seeds": len(loss)})
     doc.table(pd.DataFrame(rows), fold="Each variant's validation loss and perplexity, beside the uniform guess and "
                                        "the bigram table")
@@ -118,7 +118,7 @@ def exercise_claims(doc: Doc, table: verdicts.Table, name: str) -> None:
         return doc.p("This exercise makes no claim: its pictures answer its question.")
     frame = pd.DataFrame([{"#": r.index, "claim": r.verdict.text + (" (ours: " + r.claim.why + ")"
                                                                    if r.claim.source == Source.OURS else ""),
-                           "the lesson's words": r.verdict.lesson or "-", "ours": r.verdict.ours or "-",
+                           "the lesson's words": r.verdict.lesson or "-", "ours": numbers.ours(r.verdict.ours) or "-",
                            "margin (interval)": verdict_text.interval(r.verdict) or "-",
                            "seeds": verdict_text.seeds(r.verdict) or "-",
                            "verdict": verdict_text.label(r.verdict) or "-"} for r in rows])
@@ -175,7 +175,7 @@ def control_line(table: verdicts.Table) -> str | None:
             f"its family is held at {decision.ALPHA:.0%} over its looks, and {expected}.")
 
 
-DIFFERENCE = f"difference (95% interval; {stats.DESCRIPTIVE})"
+DIFFERENCE = f"difference (95% interval; {numbers.DESCRIPTIVE})"
 
 
 def comparisons(doc: Doc, runs: dict[str, ExerciseRuns]):
@@ -200,7 +200,7 @@ def comparisons(doc: Doc, runs: dict[str, ExerciseRuns]):
                 a, b = er.values(v, key), er.values(ref, key)
                 row = {"exercise": name, "variant": v, "reference": ref, "metric": key}
                 if not a or not b:
-                    rows.append({**row, "variant mean": stats.mean_std(a), "reference mean": stats.mean_std(b),
+                    rows.append({**row, "variant mean": numbers.mean_std(a), "reference mean": numbers.mean_std(b),
                                  DIFFERENCE: "-", "seeds": f"{len(a)} vs {len(b)}",
                                  "reading": f"not run: {v if not a else ref}"})
                     continue
@@ -208,9 +208,9 @@ def comparisons(doc: Doc, runs: dict[str, ExerciseRuns]):
                 same = sorted(pa) == sorted(pb)   # the same seeds see the same batches: pair them
                 d = stats.paired([pa[s] for s in sorted(pa)], [pb[s] for s in sorted(pb)]) if same else \
                     stats.welch(a, b)
-                rows.append({**row, "variant mean": stats.mean_std(a), "reference mean": stats.mean_std(b),
-                             DIFFERENCE: stats.interval(d), "method": d.method,
-                             "seeds": f"{d.n_a} vs {d.n_b}", "reading": stats.reading(d, v)})
+                rows.append({**row, "variant mean": numbers.mean_std(a), "reference mean": numbers.mean_std(b),
+                             DIFFERENCE: numbers.interval(d), "method": d.method,
+                             "seeds": f"{d.n_a} vs {d.n_b}", "reading": numbers.reading(d, v)})
     if rows:
         doc.table(pd.DataFrame(rows), fold=f"Each variant against its exercise's reference ({len(rows)} differences)")
     else:
@@ -468,5 +468,5 @@ def main(argv: list[str] | None = None) -> int:
     logged = f"; logged as run {run_id} in experiment '{experiment_name('report', opts.quick)}'" if run_id else ""
     print(f"wrote {out / 'report.html'} and {out / 'report.md'}{''.join(f', {p}' for p in pages)} in "
           f"{time.time() - started:.1f} s{logged}")
-    print(f"claims: {table.summary()}")
+    print(f"claims: {verdict_text.summary(table)}")
     return 0

@@ -17,7 +17,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from analysis.report import marks
+from analysis.report import marks, numbers
 from analysis.report.document import Doc, figure_file
 from analysis.report.painter import Plot, plot
 from analysis.store_reading.reader import ExerciseRuns
@@ -95,7 +95,7 @@ def _final_table(ctx: Context, variants: list[str], keys: list[str], swept: list
             interval = "-" if np.isnan(s["low"]) else f"{s['low']:.3f} to {s['high']:.3f}"
             rows.append({"variant": v, **{k: er.param(v, k) for k in swept},
                          **({} if swept else {"changes": what_changes(er.exercise, v)}),
-                         "metric": key, "mean ± std": stats.mean_std(values), "seeds": s["n"],
+                         "metric": key, "mean ± std": numbers.mean_std(values), "seeds": s["n"],
                          "95% interval of the mean": interval})
     ctx.doc.table(pd.DataFrame(rows), fold="The numbers: mean ± std, seeds and the 95% interval of each mean")
 

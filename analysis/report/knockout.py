@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from analysis.report import numbers
 from analysis.report.document import Doc, figure_file
 from analysis.report.painter import plot
 from analysis.store_reading.reader import ExerciseRuns
@@ -78,7 +79,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         g = g.sort_values("seed")
         rows.append({"block": int(block), "part": part, "head (matched by type)": slot,
                      "heads, per seed": ", ".join("-" if pd.isna(h) else str(int(h)) for h in g["head"]),
-                     "seeds": len(g), "type score": stats.mean_std(g["type_score"], 2) if part == "head" else "-",
+                     "seeds": len(g), "type score": numbers.mean_std(g["type_score"], 2) if part == "head" else "-",
                      "knock-out, mean ablation (95% CI)": mean_interval(g[Mode.MEAN.value]),
                      "zero ablation": mean_interval(g[Mode.ZERO.value]) if Mode.ZERO.value in g else "-",
                      "_effect": g[Mode.MEAN.value].mean()})

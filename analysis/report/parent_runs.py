@@ -35,7 +35,7 @@ def log(runs: dict, table: verdicts.Table, figures: Path) -> dict[str, str]:
         client = er.reader.client
         rows = table.of(name)
         tags = {f"verdict.{r.index}": f"{verdict_text.label(r.verdict)}: {r.verdict.text}"[:5000] for r in rows}
-        tags["verdicts"] = table.summary(name)
+        tags["verdicts"] = verdict_text.summary(table, name)
         for key, value in tags.items():
             client.set_tag(run_id, key, value)
         for path in figures_of(name, figures):

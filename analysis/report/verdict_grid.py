@@ -11,7 +11,7 @@ so an outcome the engine adds shows here without a change.
 import html
 
 from analysis import verdicts
-from analysis.report import outcomes, verdict_text
+from analysis.report import numbers, outcomes, verdict_text
 from analysis.report.document import Doc, figure_file
 from analysis.verdicts import claim_kinds
 from analysis.verdicts.decision import Outcome
@@ -53,7 +53,7 @@ def why(row: verdicts.Row) -> str:
     v, claim = row.verdict, row.claim
     asks = claim_kinds.of(claim).asks(claim).replace("`", "")   # a page's text, not Markdown
     margin, seeds = verdict_text.interval(v), verdict_text.seeds(v)
-    parts = [f"ours {v.ours}" if v.ours else "", asks, f"margin {margin}" if margin else "",
+    parts = [f"ours {numbers.ours(v.ours)}" if numbers.ours(v.ours) else "", asks, f"margin {margin}" if margin else "",
              f"{seeds} seeds" if seeds else ""]
     return "; ".join(p for p in parts if p)
 
@@ -127,14 +127,13 @@ def guarantee() -> str:
     """What a reader may take from the table, in one sentence: the engine's guarantee, and `make calibrate`'s
     measure of it where one was kept."""
     from analysis.calibration import measured
-    from analysis.verdicts import decision
 
     kept = measured() or {}
     rate = kept.get("fdr_first")
     said = (f" (measured through this table on {kept['tables']:,} simulated studies, {kept['date']}: "
             f"{rate:.1%} at the first look, {kept['fdr_looks']:.1%} with make decide's looks)") if rate is not None \
         else ""
-    return f"{decision.GUARANTEE}{said}; a firm row is one of a set of which one in twenty may be wrong, and a row " \
+    return f"{verdict_text.GUARANTEE}{said}; a firm row is one of a set of which one in twenty may be wrong, and a row " \
            f"within seed noise says nothing either way."
 
 

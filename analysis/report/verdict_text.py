@@ -10,16 +10,52 @@ import numpy as np
 import pandas as pd
 
 from analysis import planning
+from analysis.report import numbers
 from analysis.verdicts import claim_kinds, decision, stats
 from analysis.verdicts.claims import (
-    DETERMINISTIC, FINDING, INDICATIVE, MEANS, NOT_REPRODUCED, REPRODUCED, WITHIN_NOISE, Comparison, Prediction,
-    Verdict, fmt,
+    DETERMINISTIC, FINDING, INDICATIVE, MEANS, NOT_REPRODUCED, REPRODUCED, WITHIN_NOISE, Comparison, Evaluation,
+    Prediction,
+    Verdict,
 )
 from analysis.verdicts.claims_table import Table
 from analysis.verdicts.decision import Outcome
 
+# The table's guarantee and family, as the report's first screen and the claims table's preamble say them.
+METHOD = "Benjamini-Hochberg"
+GUARANTEE = ("Of the firm verdicts in this table, at most 5% are expected to be wrong (a false discovery rate, "
+             "over every comparison of the exercise files)")
+FAMILY = ("every comparison of every check and every value claim in the exercise files, fixed from the files before "
+          "any run")
+OUTSIDE = ("findings and questions (an interval and a wording: unadjusted, descriptive), deterministic checks (a "
+           "count, the settings' arithmetic: every seed gives the same number, no error to control; shown apart), "
+           "predictions and the A/A control (its own family, at its own level)")
+
+# Where a lesson's single number's evaluation noise departs from the plain case (claims.Evaluation), in words.
+EVALUATION = {
+    Evaluation.NOT_LOGGED: "per-window values are not logged, so the evaluation's own noise is not in the prediction "
+                           "interval",
+    Evaluation.FINAL_STANDS_IN: "per-window values are logged only at the end of the run: its per-window spread "
+                                "stands for this step's",
+    Evaluation.VALIDATION_STANDS_IN: "its per-window values are not logged: the final validation's per-window spread "
+                                     "stands for its",
+    Evaluation.FIXED_WINDOWS: "scored on as many fixed windows as the lesson's, whose error, common to our seeds, is "
+                              "in the prediction interval beside the lesson's own",
+    Evaluation.LESSON_UNSTATED: "the lesson's own evaluation is not stated (`windows:`), so its noise is not "
+                                "included",
+}
+
 COLUMNS = ["exercise", "claim", "lessons", "ours", "margin (interval)", "method", "seeds", "p", "p (adjusted)",
            "verdict", "note"]
+
+
+def summary(table: Table, exercise: str | None = None) -> str:
+    """'12 reproduced, 3 within seed noise, ...': the table's, or one exercise's."""
+    return ", ".join(f"{n} {k}" for k, n in table.counts(exercise).items()) or "no claims"
+
+
+def indicative(n: int) -> str:
+    """The verdict column's words for a comparison with too few seeds."""
+    return f"{Outcome.INDICATIVE} ({n} seed{'s' * (n != 1)})"
 
 
 # --- one comparison ------------------------------------------------------------------------------------------
@@ -30,16 +66,16 @@ def comparison_interval(c: Comparison) -> str:
     if d is None:
         return ""
     if not isinstance(c, Prediction):
-        return stats.interval(d, level=c.level)
+        return numbers.interval(d, level=c.level)
     if len(c.values) < 2:
         return ""
     mean = float(np.mean(c.values))
-    band = f"the lesson's {fmt(c.value)}, delta {c.delta:.3g}"
+    band = f"the lesson's {numbers.fmt(c.value)}, delta {c.delta:.3g}"
     if d.method == stats.SIGN:
-        return f"{fmt(mean)} (every seed alike: within ±{c.delta:.3g} on {d.held} of {d.n_a}; {band})"
+        return f"{numbers.fmt(mean)} (every seed alike: within ±{c.delta:.3g} on {d.held} of {d.n_a}; {band})"
     level = c.level if c.level is not None else 1 - stats.CONFIDENCE
     low, high = c.band(level)
-    return f"{fmt(mean)} ({fmt(low)} to {fmt(high)} at {stats.percent(1 - level)}; {band})"
+    return f"{numbers.fmt(mean)} ({numbers.fmt(low)} to {numbers.fmt(high)} at {numbers.percent(1 - level)}; {band})"
 
 
 def reading(c: Comparison) -> str:
@@ -48,7 +84,7 @@ def reading(c: Comparison) -> str:
     d = c.difference
     left, right = c.sides
     if d is not None and d.method == stats.SIGN:
-        return f"{left} against {right}: {d.wording}"
+        return f"{left} against {right}: {numbers.wording(d)}"
     if d is None or (d.low is None and not d.exact):
         return f"{left} against {right}: undetermined ({c.n or 1} seed{'s' * ((c.n or 1) != 1)})"
     if d.exact:
@@ -109,7 +145,7 @@ def seeds(v: Verdict) -> str:
 def label(v: Verdict) -> str:
     """The verdict column's words: 'indicative (1 seed)', 'finding: h4 lower than h1', or the verdict."""
     if v.verdict == INDICATIVE:
-        return decision.indicative(min((c.n for c in v.comparisons if c.n is not None), default=1)) \
+        return indicative(min((c.n for c in v.comparisons if c.n is not None), default=1)) \
             if any(c.n is not None for c in v.comparisons) else f"{INDICATIVE} ({MEANS})"
     if v.verdict == FINDING:
         said = wording(v)
@@ -160,10 +196,10 @@ def _notes(v: Verdict) -> list[str]:
     if v.looked and not v.finding:
         notes += _look_note(*v.looked)
     if any(c.method == stats.ONE_SEED for c in cs):
-        notes.append("one seed: no interval")
+        notes.append(numbers.NO_INTERVAL)
     if v.finding:
         notes.append(f"a finding, not a verdict: {wording(v) or 'no interval'} "
-                     f"({stats.percent(stats.CONFIDENCE)} interval, {stats.DESCRIPTIVE}: outside the table's family)")
+                     f"({numbers.percent(stats.CONFIDENCE)} interval, {numbers.DESCRIPTIVE}: outside the table's family)")
     if v.verdict == NOT_REPRODUCED and not notes:
         notes.append(f"check: {v.check}")
     return notes
@@ -189,7 +225,7 @@ def _comparison_note(c: Comparison) -> list[str]:
         return [f"{c.text}: means only, no per-seed values: {INDICATIVE}, never a verdict; the means "
                 f"{'hold' if c.holds else 'fail'}"]
     if verdict == INDICATIVE:
-        return [f"{c.text}: {decision.indicative(c.n or 1)}, fewer than the {decision.MIN_SEEDS} a verdict needs; the "
+        return [f"{c.text}: {indicative(c.n or 1)}, fewer than the {decision.MIN_SEEDS} a verdict needs; the "
                 f"means {'hold' if c.holds else 'fail'}"]
     level = planning.plan_level(c)
     need = planning.needed(c) if verdict == WITHIN_NOISE else None
@@ -210,7 +246,7 @@ def _comparison_note(c: Comparison) -> list[str]:
                 f"{least:.2g}, p {d.p:.2g}); {more}"]
     if verdict == WITHIN_NOISE:
         side = "the means hold, but" if c.holds else "the means fail, but"
-        shown = stats.percent(1 - c.level) if c.level is not None else "95%"
+        shown = numbers.percent(1 - c.level) if c.level is not None else "95%"
         if d.p < decision.ALPHA:
             q = c.p if c.p_adjusted is None else c.p_adjusted
             return [f"{c.text}: {side} not at the level a firm verdict needs here (the {shown} interval holds zero; p "
@@ -226,7 +262,7 @@ def _comparison_note(c: Comparison) -> list[str]:
             return [f"{c.text}: decided at the look of {n} seeds (p {c.looks[n]:.2g} there, over that look's share "
                     f"of the level); the interval shown is the last look's"]
     if verdict == NOT_REPRODUCED and d.low is not None:
-        return [f"{c.text}: the {stats.percent(1 - c.level) if c.level is not None else '95%'} interval lies on the "
+        return [f"{c.text}: the {numbers.percent(1 - c.level) if c.level is not None else '95%'} interval lies on the "
                 f"wrong side of zero"]
     if c.holds != (verdict == REPRODUCED):
         return [f"{c.text}: the means {'hold' if c.holds else 'fail'}, the seeds' test says otherwise"]
@@ -235,7 +271,7 @@ def _comparison_note(c: Comparison) -> list[str]:
 
 def _prediction_note(c: Prediction, verdict: Outcome, more: str) -> list[str]:
     """What a lesson's single number's verdict needs said: what reproduced means for it, and the evaluation's noise."""
-    notes = list(c.evaluation)
+    notes = [f"{c.number}: {EVALUATION[e]}" for e in c.evaluation]
     if verdict == NOT_REPRODUCED:
         notes.append(f"{c.label}: outside our prediction interval for one more run: the lesson's number is no draw "
                      f"of our setup")
@@ -250,7 +286,7 @@ def _prediction_note(c: Prediction, verdict: Outcome, more: str) -> list[str]:
 def frame(table: Table) -> pd.DataFrame:
     """One row per claim, the report's columns."""
     rows = [{"exercise": r.exercise, "claim": r.verdict.text, "lessons": r.verdict.lesson or "-",
-             "ours": r.verdict.ours or "-", "margin (interval)": interval(r.verdict) or "-",
+             "ours": numbers.ours(r.verdict.ours) or "-", "margin (interval)": interval(r.verdict) or "-",
              "method": method(r.verdict) or "-", "seeds": seeds(r.verdict) or "-", "p": p(r.verdict) or "-",
              "p (adjusted)": p_adjusted(r.verdict) or "-", "verdict": label(r.verdict) or "-",
              "note": note(r.verdict)} for r in table.rows]
@@ -262,8 +298,8 @@ def preamble(table: Table) -> str:
     slots = table.counted.slots.get(claim_kinds.TABLE, {})
     members = ", ".join(f"{name} {m}" for name, m in slots.items())
     apart = [f"{r.exercise}: {r.claim.text}" for r in table.rows if r.verdict.deterministic]
-    return (f"{decision.GUARANTEE}. The family is {decision.FAMILY}: {table.counted.total(claim_kinds.TABLE)} "
-            f"comparisons ({members}), adjusted together by {decision.METHOD}'s step-up, a comparison not judged "
+    return (f"{GUARANTEE}. The family is {FAMILY}: {table.counted.total(claim_kinds.TABLE)} "
+            f"comparisons ({members}), adjusted together by {METHOD}'s step-up, a comparison not judged "
             f"counting as p = 1 (so a report of fewer exercises is never firmer than the full one's); `make "
             f"calibrate` measures the rate through this table (docs/claims.md). Each comparison's seeds' variance "
             f"is moderated by its metric's prior, pooled over every variant that measures it (empirical Bayes, as "
@@ -275,6 +311,6 @@ def preamble(table: Table) -> str:
             f"p is the least of its looks' p, each divided by its look's share. A firm verdict needs "
             f"{decision.MIN_SEEDS} seeds. A lesson's single number is reproduced when the two one-sided tests "
             f"put it within the claim's delta of our mean (set from the lesson's words), not reproduced when it "
-            f"lies outside our prediction interval for one more run. Outside the family: {decision.OUTSIDE}"
+            f"lies outside our prediction interval for one more run. Outside the family: {OUTSIDE}"
             + (f"; the deterministic checks here: {'; '.join(apart)}" if apart else "") +
             " (analysis/verdicts/decision.py says why each of these).")

@@ -1,7 +1,7 @@
 """The claim kinds' registry: how each kind of claim is judged, one entry per lm.settings.exercises.ClaimKind.
 
 A claim's kind follows from the fields it sets in its YAML; what each kind marks itself with, needs and cannot have
-is lm/settings/exercises.py's CLAIM_FIELDS, checked when an exercise is loaded, before any run. Its entry here is a
+is lm/settings/claims.py's CLAIM_FIELDS, checked when an exercise is loaded, before any run. Its entry here is a
 Judging: the function that fills in its verdict from the lookups (claims.py's comparisons, settled into one
 verdict), the expression its verdict reads, whether its verdict is a finding, and the family its comparisons are
 members of with how many it holds, counted from the claim alone (the table's family is fixed before any run). A new
@@ -9,7 +9,6 @@ kind is its fields there and its entry here (docs/contributing.md).
 """
 import ast
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -24,15 +23,16 @@ from analysis.verdicts.claims import (
     NOT_RUN,
     PREDICTION,
     Comparison,
+    Evaluation,
     Prediction,
+    Shown,
     Verdict,
     collect,
     compare,
     count,
-    fmt,
     settle,
     shape,
-    show,
+    shown,
     window_scored,
 )
 from lm.settings.exercises import Claim, ClaimKind, NotApplicable, NotMeasured, NotRun, evaluate, terms, tree
@@ -93,7 +93,7 @@ def judge(claim: Claim, lookup, variants=(), seeds=None, windows=None, priors=No
     per-window lookup, `priors` each number's prior for the seeds' variance."""
     which = claim.kind
     kind = KINDS[which]
-    ours = show(claim.ours, lookup) if claim.ours else ""
+    ours = shown(claim.ours, lookup) if claim.ours else Shown()
     v = Verdict(claim.text, claim.lesson or "", ours, NOT_RUN, finding=claim.finding or kind.finding,
                 check=claim.check or "", deterministic=which == ClaimKind.DETERMINISTIC,
                 control=which == ClaimKind.CONTROL)
@@ -187,21 +187,21 @@ def predict(claim: Claim, lookup, seeds, windows=None, priors=None) -> Predictio
     per = (seeds(*named[0]) if seeds else None) or {}
     tau, said = evaluation(claim, named[0], sorted(per), windows)
     prior = (priors(*named[0]) if priors else None) or variance.NONE
-    c = Prediction(f"{fmt(claim.value)} within {claim.delta:g} of ours", True, method=PREDICTION,
+    c = Prediction(f"{claim.value:g} within {claim.delta:g} of ours", True, method=PREDICTION,
                    value=float(claim.value), values=[float(per[s]) for s in sorted(per)],
-                   label=f"{fmt(claim.value)} against {claim.ours}", tau=tau, delta=float(claim.delta),
-                   evaluation=said, prior=prior, range=bounds.of(named[0][1]))
+                   label=f"{claim.value:g} against {claim.ours}", tau=tau, delta=float(claim.delta),
+                   evaluation=said, number=claim.ours, prior=prior, range=bounds.of(named[0][1]))
     c.seeds = {named[0][0]: len(per)} if per else {}
     c.holds = abs(claim.value - mean) <= c.delta
     return c
 
 
 def evaluation(claim: Claim, term: tuple[str, str, int | None], seeds: list[int], windows) \
-        -> tuple[float, tuple[str, ...]]:
-    """The evaluation's noise in a lesson's single number against our mean, and what to say of it: the lesson
-    averaged its number over `claim.windows` windows, so it carries the per-window variance over that many; our mean
-    carries its own windows' where they were a sample whose per-window values are logged. The per-window variance is
-    our runs' at that step where logged, else at the end of the run (stated)."""
+        -> tuple[float, tuple[Evaluation, ...]]:
+    """The evaluation's noise in a lesson's single number against our mean, and where it departs from the plain case:
+    the lesson averaged its number over `claim.windows` windows, so it carries the per-window variance over that
+    many; our mean carries its own windows' where they were a sample whose per-window values are logged. The
+    per-window variance is our runs' at that step where logged, else at the end of the run."""
     variant, key, step = term
     if not window_scored(key):
         return 0.0, ()
@@ -212,27 +212,20 @@ def evaluation(claim: Claim, term: tuple[str, str, int | None], seeds: list[int]
     stand_in = (windows(variant, "val_loss", None) if windows and key != "val_loss" else None) or {}
     got = here or final or stand_in
     rows = [np.asarray(got[s], float) for s in seeds if s in got]
-    name = f"{variant}.{key}" + (f"[{step}]" if step is not None else "")
     if not rows:
-        return 0.0, (f"{name}: per-window values are not logged, so the evaluation's own noise is not in the "
-                     f"prediction interval",)
+        return 0.0, (Evaluation.NOT_LOGGED,)
     variance = float(np.mean([np.var(x, ddof=1) for x in rows]))
     said = []
-    if not here and final:
-        said.append(f"{name}: per-window values are logged only at the end of the run: its per-window spread stands "
-                    f"for this step's")
-    elif not here:
-        said.append(f"{name}: its per-window values are not logged: the final validation's per-window spread stands "
-                    f"for its")
+    if not here:
+        said.append(Evaluation.FINAL_STANDS_IN if final else Evaluation.VALIDATION_STANDS_IN)
     if here:
         ours = variance / float(np.mean([len(x) for x in rows]))
     else:   # our curve is scored as the lesson's recipe scores it: on as many windows as the lesson averaged
         ours = variance / claim.windows if claim.windows else 0.0
-        said.append(f"{name}: scored on as many fixed windows as the lesson's, whose error, common to our seeds, is "
-                    f"in the prediction interval beside the lesson's own")
+        said.append(Evaluation.FIXED_WINDOWS)
     lesson = variance / claim.windows if claim.windows else 0.0
     if not claim.windows:
-        said.append(f"{name}: the lesson's own evaluation is not stated (`windows:`), so its noise is not included")
+        said.append(Evaluation.LESSON_UNSTATED)
     return math.sqrt(ours + lesson), tuple(said)
 
 
@@ -301,7 +294,7 @@ def answer(claim: Claim, r: Lookups, v: Verdict) -> None:
         return
     pick = min if claim.best == "min" else max
     best = pick(values, key=values.get)
-    v.ours = f"{best} ({claim.answer} {fmt(values[best])})"
+    v.ours = Shown(metric=claim.answer, ranked=((best, values[best]),))
     v.verdict = FINDING
     others = {k: x for k, x in values.items() if k != best}
     if others and seeds is not None:
@@ -310,7 +303,7 @@ def answer(claim: Claim, r: Lookups, v: Verdict) -> None:
         c = compare(ast.parse(f"{best}.{claim.answer}", mode="eval").body, op,
                     ast.parse(f"{runner}.{claim.answer}", mode="eval").body, lookup, seeds, r.windows, r.priors)
         v.comparisons = [c]
-        v.ours += f", runner-up {runner} ({fmt(values[runner])})"
+        v.ours = Shown(metric=claim.answer, ranked=((best, values[best]), (runner, values[runner])))
         settle(v)
     if missing:
         v.remark = "; ".join(filter(None, [v.remark, f"not run: {', '.join(missing)}"]))

@@ -31,6 +31,7 @@ import copy
 import functools
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 from scipy import special
@@ -44,7 +45,8 @@ REPRODUCED, NOT_REPRODUCED, WITHIN_NOISE = Outcome.REPRODUCED, Outcome.NOT_REPRO
 NOT_RUN, NOT_APPLICABLE, NOT_MEASURED = Outcome.NOT_RUN, Outcome.NOT_APPLICABLE, Outcome.NOT_MEASURED
 INDICATIVE, FINDING = Outcome.INDICATIVE, Outcome.FINDING
 VERDICTS = (REPRODUCED, WITHIN_NOISE, NOT_REPRODUCED, INDICATIVE, FINDING, NOT_RUN, NOT_APPLICABLE, NOT_MEASURED)
-MEANS, ONE_SEED = "means only", "one seed"
+MEANS = "means only"
+ONE_SEED = stats.ONE_SEED
 PREDICTION = stats.PREDICTION
 DETERMINISTIC = "deterministic"
 # Shares of 1, shown as percentages like the lessons give them: the head statistics' from their table.
@@ -121,6 +123,16 @@ class Comparison:
         return decision.outcome(d.direction, self.p if self.p_adjusted is None else self.p_adjusted)
 
 
+class Evaluation(StrEnum):
+    """Where a lesson's single number's evaluation noise departs from the plain case (our number's per-window values
+    logged at its step, the lesson's window count stated): what the report says of it."""
+    NOT_LOGGED = "no per-window values: the evaluation's noise left out"
+    FINAL_STANDS_IN = "the final validation's per-window spread stands for this step's"
+    VALIDATION_STANDS_IN = "the final validation's per-window spread stands for this number's"
+    FIXED_WINDOWS = "scored on as many fixed windows as the lesson's"
+    LESSON_UNSTATED = "the lesson's own evaluation not stated: its noise left out"
+
+
 @dataclass
 class Prediction(Comparison):
     """A lesson's single number, one draw of the lesson's setup, against our prediction interval for one more run of
@@ -132,7 +144,8 @@ class Prediction(Comparison):
     values: list[float] = field(default_factory=list)
     tau: float = 0.0            # the evaluation's noise: the lesson's windows', and our mean's where logged
     delta: float = 0.0          # the difference from the lesson's number that would matter (the claim's `delta`)
-    evaluation: tuple[str, ...] = ()    # what the note says about the evaluation's noise
+    evaluation: tuple[Evaluation, ...] = ()   # where the evaluation's noise departs from the plain case
+    number: str = ""            # the number judged, as the claim's `ours` names it
     prior: variance.Prior = variance.NONE
     range: tuple[float, float] = bounds.ANY     # where the number can lie
 
@@ -186,11 +199,23 @@ def prediction(value: float, values: list[float], tau: float, delta: float,
     return d
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What a claim shows as ours, as numbers: its `ours` expression's value (a number, several, a tag's text), and
+    whether they are shares of 1 (PERCENT); a question's answer: the metric and the variants it ranks, the best
+    first, each with its value. Nothing shown (no `ours`) is Shown(); something it names not run, not_run."""
+    value: object = None
+    percent: bool = False
+    metric: str = ""
+    ranked: tuple[tuple[str, float], ...] = ()
+    not_run: bool = False
+
+
 @dataclass
 class Verdict:
     text: str
     lesson: str
-    ours: str
+    ours: Shown
     verdict: str
     remark: str = ""        # what the judging itself says: why it was not run, a question's missing variants
     comparisons: list[Comparison] = field(default_factory=list)
@@ -201,22 +226,8 @@ class Verdict:
     looked: tuple[int, int] | None = None  # set by the table: the last look's seeds, and the most seeds a variant had
 
 
-def fmt(value, percent: bool = False) -> str:
-    if isinstance(value, (list, tuple)):
-        return ", ".join(fmt(v, percent) for v in value)
-    if isinstance(value, str):
-        return repr(value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if percent:
-            return f"{value:.0%}"
-        if float(value).is_integer() and abs(value) >= 1000:
-            return f"{value:,.0f}"
-        return f"{value:.3f}" if abs(value) < 100 else f"{value:,.1f}"
-    return str(value)
-
-
-def show(expr: str, lookup) -> str:
-    """The value of an `ours` expression, formatted; '-' when something it names was not run."""
+def shown(expr: str, lookup) -> Shown:
+    """The value of an `ours` expression, and whether every metric it reads is a share."""
     keys = set()
 
     def recording(variant, key, step):
@@ -226,8 +237,8 @@ def show(expr: str, lookup) -> str:
     try:
         value = evaluate(expr, recording)
     except NotRun:
-        return "-"
-    return fmt(value, percent=bool(keys) and keys <= PERCENT)
+        return Shown(not_run=True)
+    return Shown(value, percent=bool(keys) and keys <= PERCENT)
 
 
 # --- a check's shape -------------------------------------------------------------------------------------

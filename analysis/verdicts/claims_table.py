@@ -81,10 +81,6 @@ class Table:
         count = Counter(r.verdict.verdict for r in rows if r.counted)
         return {str(k): count[k] for k in claims.VERDICTS if count[k]}
 
-    def summary(self, exercise: str | None = None) -> str:
-        """'12 reproduced, 3 within seed noise, ...': the table's, or one exercise's."""
-        return ", ".join(f"{n} {k}" for k, n in self.counts(exercise).items()) or "no claims"
-
 
 def lookups(runs: Mapping[str, ExerciseResults], name: str):
     """The mean, per-seed and per-window lookups of exercise `name`, a qualified variant ("baseline:base") sent to

@@ -39,26 +39,17 @@ ALPHA = 0.05
 # it through the table, with the study's dependence (claims that read one variant) and without the assumptions
 # (variances more unequal than pooled, heavy tails). The step-up is monotone: a p of 1 in place of a judged one can
 # only take firm verdicts away, so `make report ABLATIONS=baseline` is never firmer than the full report's.
-# Why a false discovery rate and not Holm's family-wise error: most of the table's claims are true (the lessons
-# report what their runs showed), and a family-wise rule spends its level as if every one might be false: at 3 seeds
-# it left 10 of the lessons' 66 statistical claims firm and found an effect of 4 seed deviations 0.7% of the time.
+# Why a false discovery rate and not a family-wise error: most of the table's claims are true (the lessons report
+# what their runs showed), and a family-wise rule spends its level as if every one might be false (docs/claims.md
+# gives what it left firm).
 # What a reader may conclude from one firm row: it is one of a set in which at most one in twenty is expected to be
 # wrong; a row within noise says nothing either way.
-METHOD = "Benjamini-Hochberg"
-GUARANTEE = ("Of the firm verdicts in this table, at most 5% are expected to be wrong (a false discovery rate, "
-             "over every comparison of the exercise files)")
-FAMILY = ("every comparison of every check and every value claim in the exercise files, fixed from the files before "
-          "any run")
-OUTSIDE = ("findings and questions (an interval and a wording: unadjusted, descriptive), deterministic checks (a "
-           "count, the settings' arithmetic: every seed gives the same number, no error to control; shown apart), "
-           "predictions and the A/A control (its own family, at its own level)")
 # A firm verdict needs 3 seeds: with 2 the t-interval is 12.7 standard errors wide (t(1) = 12.71), and an exact test
 # over 2 seeds cannot reach the level at all.
 MIN_SEEDS = 3
 # The looks: a comparison is judged on the first 3 seeds of each variant it reads, and `make decide` may add rounds
 # of ROUND seeds, up to 12. A claim left undecided at one look and judged again at the next is a second test of the
-# same claim (optional stopping: following the old note "add seeds" once took a false verdict from 2.4% to 5.5%), so
-# the level is spent over the looks (alpha spending, the Bonferroni form): look k may use SPEND[k] of it, and a
+# same claim (optional stopping, which raises the rate of false verdicts), so the level is spent over the looks (alpha spending, the Bonferroni form): look k may use SPEND[k] of it, and a
 # comparison's p is its sequential p, min over the looks it reached of p_k / SPEND[k]. That is a valid p-value
 # whatever rule chooses which claims get more seeds and when to stop (P(any look's p_k <= SPEND[k]·a) <= a, the looks
 # being fixed seed counts), so the family's adjustment still holds the level; `make calibrate` simulates the whole
@@ -77,11 +68,6 @@ POWER = 0.8
 # when the two one-sided tests put it within the claim's `delta` of our mean (our runs tell a number delta away),
 # within noise otherwise. Delta is set per claim before any run, from the lesson's words or the quantity's meaning
 # (each YAML comment says which), never from our runs.
-
-
-def indicative(n: int) -> str:
-    """The verdict column's words for a comparison with too few seeds."""
-    return f"{Outcome.INDICATIVE} ({n} seed{'s' * (n != 1)})"
 
 
 def outcome(direction: float, p: float) -> Outcome:

@@ -1,6 +1,6 @@
-"""Numbers over seeds: mean ± std, the tests of a difference (paired over seeds, Welch's, one sample against a
-constant; exact where the seeds all agree), their intervals at a stated level, the validation windows' error of a
-difference paired window by window, and the seeds a difference would need."""
+"""Numbers over seeds: the tests of a difference (paired over seeds, Welch's, one sample against a constant; exact
+where the seeds all agree), their intervals at a stated level, the validation windows' error of a difference paired
+window by window, and a mean's interval over seeds."""
 import math
 from dataclasses import dataclass
 
@@ -9,23 +9,10 @@ import numpy as np
 from analysis.verdicts import decision, variance
 from analysis.verdicts.variance import Prior
 
-ONE_SEED = "one seed: no interval"
-CANNOT_TELL = "the seeds cannot tell these apart"
-DESCRIPTIVE = "unadjusted, descriptive"   # an interval outside the table's family: what it shows, not a verdict
-CONFIDENCE = 0.95                          # the level of a descriptive interval
-
-
-def mean_std(values, digits: int = 3) -> str:
-    """'1.234 ± 0.010'; a single value has no spread to show, none at all is '-'."""
-    v = [float(x) for x in values if x is not None and math.isfinite(float(x))]
-    if not v:
-        return "-"
-    if len(v) == 1:
-        return f"{v[0]:.{digits}f}"
-    return f"{np.mean(v):.{digits}f} ± {np.std(v, ddof=1):.{digits}f}"
-
+CONFIDENCE = 0.95   # the level of a descriptive interval
 
 PAIRED, WELCH, ONE_SAMPLE = "paired t", "Welch t", "one-sample t"
+ONE_SEED = "one seed"   # a comparison with a single seed on a side: its difference, no test
 # Seeds that all agree (a head count that ties, a share at 100%, a tag) leave a t-test no spread to go on: their
 # exact tests. A sign test over seeds of whether the comparison holds (paired, one sample, `==`), and for two
 # separate samples with no spread on either side the permutation test of their separation.
@@ -74,18 +61,6 @@ class Difference:
             return None
         half = float(decision.t_quantile(1 - level / 2, self.df)) * self.se
         return clip(self.diff - half, self.diff + half, self.bounds)
-
-    @property
-    def wording(self) -> str:
-        if self.method == SIGN:
-            return f"holds on {self.held} of {self.n_a} seeds"
-        if self.method == SEPARATION:
-            return "higher" if self.diff > 0 else "lower" if self.diff < 0 else CANNOT_TELL
-        if self.low is None:
-            return ONE_SEED
-        if self.low <= 0 <= self.high:
-            return CANNOT_TELL
-        return "higher" if self.diff > 0 else "lower"
 
 
 def _t(d: Difference, se: float, df: float) -> Difference:
@@ -191,39 +166,6 @@ def paired_windows_se(groups: list[np.ndarray]) -> float:
     a window (its text's difficulty) cancels: summing each model's own error in squares overstates it by
     1/√(1 - ρ), 3.2x at a correlation ρ = 0.9 between their per-window losses."""
     return math.sqrt(sum(float(np.var(g, ddof=1)) / len(g) for g in groups if len(g) > 1))
-
-
-def reading(d: Difference, variant: str) -> str:
-    """What the interval lets one say, in words."""
-    if d.wording in (ONE_SEED, CANNOT_TELL):
-        return d.wording
-    return f"{variant} is {d.wording}" if not d.method == SIGN else d.wording
-
-
-def interval(d: Difference, digits: int = 3, level: float | None = None) -> str:
-    """'+0.041 (+0.012 to +0.070)' (the descriptive 95% interval), at another level '+0.041 (+0.002 to +0.080 at
-    99.6%)'; where the windows' error was added, both standard errors ('; se seeds 0.010, windows 0.015'); an exact
-    test, what it rests on ('+1.000 (on 3 of 3 seeds)'); the difference alone where there is no interval."""
-    text = f"{d.diff:+.{digits}f}"
-    if d.method == SIGN:
-        return f"{text} (holds on {d.held} of {d.n_a} seeds)"
-    if d.method == SEPARATION:
-        return f"{text} (no spread on either side: {d.n_a} and {d.n_b} seeds)"
-    if d.low is None:
-        return text
-    low, high = d.at(level) if level is not None else (d.low, d.high)
-    parts = f"{low:+.{digits}f} to {high:+.{digits}f}"
-    if level is not None:
-        parts += f" at {percent(1 - level)}"
-    if d.se_windows is not None:
-        parts += f"; se seeds {d.se_seeds:.{digits}f}, windows {d.se_windows:.{digits}f}"
-    return f"{text} ({parts})"
-
-
-def percent(confidence: float) -> str:
-    """A confidence level as the interval's name, its tail to two significant digits: 95%, 97.5%, 99.58%."""
-    tail = np.format_float_positional(float(f"{(1 - confidence) * 100:.2g}"), trim="-")
-    return f"{100 - float(tail):.{len(tail.partition('.')[2])}f}%"
 
 
 def summary(values, confidence: float = CONFIDENCE) -> dict[str, float]:

@@ -3,51 +3,45 @@
 is on, and its mistakes as one line: `file:line: what is wrong (did you mean ...?)`. The JSON Schema editors read
 (experiments/exercise.schema.json, `make schema`) is generated from the same model.
 """
+import dataclasses
 import difflib
 import json
-from enum import Enum
+import typing
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, ValidationError, create_model
 
+from lm.settings.claims import Claim, Source
 from lm.settings.errors import ConfigError
 from lm.settings.report_kinds import KINDS
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "experiments" / "exercise.schema.json"
 
 
-class Source(str, Enum):
-    """Whose claim it is: a lesson's (its `lesson:` quotes the lesson word for word), or our own inference from
-    the lessons (a knock-out ordering, a comparison across exercises, an answer to a question the lesson only asks),
-    which says why in `why:` and is not counted as a lesson's claim."""
-    LESSON = "lesson"
-    OURS = "ours"
-
-
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ClaimFile(Strict):
-    """One claim as the file gives it (lm/settings/exercises.py's Claim says what each field is)."""
-    text: str
-    check: str | None = None
-    ours: str | None = None
-    lesson: str | None = None
-    source: Source = Source.LESSON
-    why: str | None = None
-    answer: str | None = None
-    best: Literal["min", "max"] = "min"
-    prediction: bool = False
-    value: float | None = None
-    delta: PositiveFloat | None = Field(None, description="for a value: the difference from the lesson's number "
-                                                          "that would matter")
-    windows: PositiveInt | None = None
-    deterministic: bool = False
-    control: bool = False
-    finding: bool = False
+# Where the file is stricter than Claim's plain types.
+REFINED = {
+    "best": Literal["min", "max"],
+    "delta": Annotated[PositiveFloat | None, Field(description="for a value: the difference from the lesson's "
+                                                                "number that would matter")],
+    "windows": PositiveInt | None,
+}
+
+
+def _claim_file() -> type[BaseModel]:
+    """One claim as the file gives it: Claim's fields (lm/settings/claims.py says what each is), in its order."""
+    hints = typing.get_type_hints(Claim)
+    fields = {f.name: (REFINED.get(f.name, hints[f.name]), ... if f.default is dataclasses.MISSING else f.default)
+              for f in dataclasses.fields(Claim)}
+    return create_model("ClaimFile", __base__=Strict, __doc__=_claim_file.__doc__, **fields)
+
+
+ClaimFile = _claim_file()
 
 
 def _entry(kind: str, options: dict[str, object]) -> type[BaseModel]:

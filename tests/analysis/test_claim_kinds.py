@@ -1,7 +1,8 @@
-"""The claim kinds' registry: a claim's kind from the fields it sets (lm/settings/exercises.py's CLAIM_FIELDS, checked
+"""The claim kinds' registry: a claim's kind from the fields it sets (lm/settings/claims.py's CLAIM_FIELDS, checked
 when an exercise is loaded) and each kind's judging (analysis/verdicts/claim_kinds.py's KINDS)."""
 import pytest
 
+from analysis.report import numbers
 from analysis.report import verdict_text as text
 from analysis.verdicts.claim_kinds import KINDS, judge
 from analysis.verdicts.claims import FINDING, INDICATIVE
@@ -69,10 +70,10 @@ def lookup(variant, key, step=None):
 def test_each_kind_is_judged_by_its_own_entry():
     assert judge(Claim(text="t", check="a.x < b.x"), lookup).verdict == INDICATIVE   # the means alone
     assert judge(Claim(text="t", check="a.x < b.x", finding=True), lookup).verdict == FINDING
-    assert judge(Claim(text="t", answer="x"), lookup, ["a", "b"]).ours == "a (x 1.000)"
+    assert numbers.ours(judge(Claim(text="t", answer="x"), lookup, ["a", "b"]).ours) == "a (x 1.000)"
     assert text.note(judge(Claim(text="t", ours="c.x", value=1.0), lookup)) == "c was not run"
     shown = judge(Claim(text="t", ours="a.x", prediction=True), lookup)
-    assert (shown.verdict, shown.ours) == ("", "1.000")
+    assert (shown.verdict, numbers.ours(shown.ours)) == ("", "1.000")
     assert text.note(shown) == "a prediction, worked out before running: no verdict"
     assert KINDS[ClaimKind.QUESTION].finding and not KINDS[ClaimKind.CHECK].finding
 

@@ -7,6 +7,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from analysis import planning
+from analysis.report import numbers
 from analysis.report import verdict_text as text
 from analysis.store_reading.reader import ExerciseRuns, at_time
 from analysis.verdicts import decision, stats
@@ -17,13 +18,13 @@ from analysis.verdicts.claims import (
     NOT_RUN,
     REPRODUCED,
     WITHIN_NOISE,
-    fmt,
+    Shown,
 )
 from analysis.verdicts.claim_kinds import judge
 from lm.settings.exercises import Claim, Exercise, NotRun, Source, load_all
 
 # the first look's interval, where a verdict firm there shows it
-FIRST_LOOK = stats.percent(1 - decision.ALPHA * decision.SPEND[0])
+FIRST_LOOK = numbers.percent(1 - decision.ALPHA * decision.SPEND[0])
 
 NUMBERS = {("base", "val_loss"): 1.75, ("base", "n_params"): 112193.0, ("base", "probe_top1_p"): 0.65,
            ("nopos", "val_loss"): 1.98, ("base", "probe_top1"): "e", ("a", "score"): 2.0, ("b", "score"): 1.0}
@@ -57,24 +58,30 @@ def test_on_the_means_alone_a_check_is_indicative_never_firm_and_a_missing_numbe
         assert text.label(v) == "indicative (means only)" and "means only, no per-seed values" in text.note(v)
 
 
-def test_ours_is_shown_as_the_lessons_give_it():
-    assert judge(Claim(text="t", ours="base.n_params", check="base.n_params == 112193"), lookup).ours == "112,193"
-    assert judge(Claim(text="t", ours="base.probe_top1_p"), lookup).ours == "65%"
-    assert judge(Claim(text="t", ours="[nopos.val_loss, base.val_loss]"), lookup).ours == "1.980, 1.750"
-    assert judge(Claim(text="t", ours="base.val_loss[500]"), lookup).ours == "2.100"
-    assert judge(Claim(text="t", ours="h1.val_loss"), lookup).ours == "-"
-    assert fmt([0.5, 0.25], percent=True) == "50%, 25%" and fmt("e") == "'e'" and fmt(4.0) == "4.000"
+def test_ours_is_the_expressions_value_and_the_report_writes_it_as_the_lessons_give_it():
+    def said(claim):
+        return numbers.ours(judge(claim, lookup).ours)
+    shared = judge(Claim(text="t", ours="base.probe_top1_p"), lookup).ours
+    assert shared == Shown(0.65, percent=True)                 # numbers from the engine, words from the report
+    assert said(Claim(text="t", ours="base.n_params", check="base.n_params == 112193")) == "112,193"
+    assert said(Claim(text="t", ours="base.probe_top1_p")) == "65%"
+    assert said(Claim(text="t", ours="[nopos.val_loss, base.val_loss]")) == "1.980, 1.750"
+    assert said(Claim(text="t", ours="base.val_loss[500]")) == "2.100"
+    assert said(Claim(text="t", ours="h1.val_loss")) == "-"
+    assert numbers.fmt([0.5, 0.25], percent=True) == "50%, 25%" and numbers.fmt("e") == "'e'"
+    assert numbers.fmt(4.0) == "4.000"
 
 
 def test_a_question_is_answered_by_the_best_variant():
     ask = Claim(text="which?", answer="score", best="min")
     v = judge(ask, lookup, ["a", "b", "c"])
-    assert (v.verdict, v.ours, text.note(v)) == (FINDING, "b (score 1.000)", "not run: c")
+    assert (v.verdict, numbers.ours(v.ours), text.note(v)) == (FINDING, "b (score 1.000)", "not run: c")
     seeds = {("a", "score"): [2.0, 2.1, 1.95], ("b", "score"): [1.0, 1.2, 1.1]}
     v = judge(ask, mean_lookup(seeds), ["a", "b"], seeds=per_seed(seeds))
     assert text.label(v) == "finding: b.score is lower than a.score"
     assert "95% interval, unadjusted, descriptive" in text.note(v)
-    assert judge(Claim(text="which?", answer="score", best="max"), lookup, ["a", "b"]).ours == "a (score 2.000)"
+    assert numbers.ours(judge(Claim(text="which?", answer="score", best="max"), lookup, ["a", "b"]).ours) == \
+        "a (score 2.000)"
     assert judge(ask, lookup, ["c", "d"]).verdict == NOT_RUN
 
 
@@ -92,14 +99,14 @@ def test_every_claim_in_the_exercises_can_be_judged_on_an_empty_store():
 def test_one_seed_has_no_interval():
     d = stats.welch([1.80], [1.75, 1.76, 1.74])
     assert d.diff == pytest.approx(0.05) and d.low is None
-    assert stats.reading(d, "h1") == "one seed: no interval"
-    assert stats.interval(d) == "+0.050"
+    assert numbers.reading(d, "h1") == "one seed: no interval"
+    assert numbers.interval(d) == "+0.050"
 
 
 def test_an_interval_that_holds_zero_cannot_tell():
     d = stats.welch([1.80, 1.70, 1.78], [1.75, 1.76, 1.74])
     assert d.low < 0 < d.high
-    assert stats.reading(d, "h1") == "the seeds cannot tell these apart"
+    assert numbers.reading(d, "h1") == "the seeds cannot tell these apart"
 
 
 def test_welch_interval_matches_the_formula():
@@ -109,19 +116,19 @@ def test_welch_interval_matches_the_formula():
     df = (va + vb) ** 2 / (va ** 2 / 2 + vb ** 2 / 3)
     half = scipy_stats.t.ppf(0.975, df) * math.sqrt(va + vb)
     assert (d.low, d.high) == pytest.approx((np.mean(a) - np.mean(b) - half, np.mean(a) - np.mean(b) + half))
-    assert d.low > 0 and stats.reading(d, "h1") == "h1 is higher"
-    assert stats.reading(stats.welch(b, a), "h4") == "h4 is lower"
-    assert stats.interval(d) == f"+{d.diff:.3f} (+{d.low:.3f} to +{d.high:.3f})"
+    assert d.low > 0 and numbers.reading(d, "h1") == "h1 is higher"
+    assert numbers.reading(stats.welch(b, a), "h4") == "h4 is lower"
+    assert numbers.interval(d) == f"+{d.diff:.3f} (+{d.low:.3f} to +{d.high:.3f})"
     # Identical seeds on both sides: no spread for a t-test, the exact test of their separation (2 / C(4, 2)).
     same = stats.welch([2.0, 2.0], [1.5, 1.5])
     assert same.method == stats.SEPARATION and same.low is None and same.p == pytest.approx(1 / 3)
-    assert stats.reading(same, "x") == "x is higher"
+    assert numbers.reading(same, "x") == "x is higher"
 
 
 def test_mean_std():
-    assert stats.mean_std([]) == "-"
-    assert stats.mean_std([1.23456]) == "1.235"
-    assert stats.mean_std([1.0, 2.0, 3.0]) == "2.000 ± 1.000"
+    assert numbers.mean_std([]) == "-"
+    assert numbers.mean_std([1.23456]) == "1.235"
+    assert numbers.mean_std([1.0, 2.0, 3.0]) == "2.000 ± 1.000"
 
 
 def test_at_time():
@@ -585,7 +592,7 @@ def test_the_score_array_is_predicted_and_measured_on_the_path_that_holds_it():
     tiled = {**exact, ("base", "score_array_size_math"): [0.0] * 3}     # a path that holds no array fails both
     assert all(judge(c, mean_lookup(tiled), seeds=per_seed(tiled)).verdict == NOT_REPRODUCED for c in measured)
     v = judge(predicted[1], lambda v, k, s: 524288.0 * (4 if v == "context128" else 1))
-    assert v.verdict == "" and v.ours == "4.000" and "no verdict" in text.note(v)
+    assert v.verdict == "" and numbers.ours(v.ours) == "4.000" and "no verdict" in text.note(v)
 
 
 def test_the_store_gives_each_seeds_value_for_the_claims():

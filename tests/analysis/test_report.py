@@ -105,7 +105,7 @@ def test_tables_hold_the_numbers(quick_report):
                      r"- \| - \| indicative \(1 seed\) \|", md)
     assert re.search(r"\| heads \| Finding: four heads against one head of the same width, validation loss \| .* \| [+-]\d\.\d{3} \| "
                      r"one seed \| 1 \|", md)
-    assert decision.GUARANTEE in md and "Benjamini-Hochberg" in md
+    assert text.GUARANTEE in md and "Benjamini-Hochberg" in md
     # The A/A control: identical settings through every path a claim can take, its comparisons in a family of their
     # own, and how many came out firm beside the rate the calibration measured.
     assert re.search(r"\| aa \| A/A: the same settings on disjoint seeds, .* \| Welch t, paired t, prediction interval \| "

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis import runs
+from analysis.report import numbers
 from analysis.verdicts import stats
 from lm.settings.exercises import load_all
 
@@ -24,11 +25,12 @@ def quick_env(quick_store, monkeypatch):
     return quick_store
 
 
-def test_the_readme_notebook_example_runs_as_shown(quick_env):
-    code = next(b for b in re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+def test_the_notebook_example_of_the_docs_runs_as_shown(quick_env):
+    page = ROOT / "docs" / "exercises.md"
+    code = next(b for b in re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
                 if "from analysis import runs" in b)
     names = {}
-    exec(compile(code, "README.md", "exec"), names)
+    exec(compile(code, str(page), "exec"), names)
     df, heads, agg, curves = names["df"], names["heads"], names["agg"], names["curves"]
     # A row per run of the quick suite (one seed each, or an exercise's own count: the A/A's 3), each counted, with
     # its toggles as typed columns.
@@ -53,7 +55,7 @@ def test_the_aggregate_gives_intervals_as_numbers():
     # The t-interval of a mean is Welch's interval against a constant: the report's own arithmetic.
     d = stats.welch([1.0, 1.2, 1.4], [0.0, 0.0])
     assert (a["low"], a["high"]) == (pytest.approx(d.low), pytest.approx(d.high))
-    assert a["text"] == stats.mean_std([1.0, 1.2, 1.4]) == "1.200 ± 0.200"
+    assert a["text"] == numbers.mean_std([1.0, 1.2, 1.4]) == "1.200 ± 0.200"
     assert agg.loc["b", "n"] == 1 and math.isnan(agg.loc["b", "low"])
 
 

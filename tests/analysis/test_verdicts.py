@@ -5,6 +5,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from analysis import verdicts
+from analysis.report import numbers
 from analysis.report import verdict_text as text
 from analysis.verdicts import decision, stats
 from analysis.verdicts.claims import FINDING, NOT_REPRODUCED, REPRODUCED, WITHIN_NOISE
@@ -49,9 +50,9 @@ def test_the_family_is_adjusted_together_by_benjamini_hochberg_and_the_verdict_f
     # the interval shown is at the level the verdict used: far's, firm, excludes zero there
     (c,) = by["far"].comparisons
     low, high = c.difference.at(c.level)
-    assert low > 0 and f"at {stats.percent(1 - c.level)}" in text.interval(by["far"])
+    assert low > 0 and f"at {numbers.percent(1 - c.level)}" in text.interval(by["far"])
     assert "Benjamini-Hochberg" in text.preamble(t) and f"{decision.MIN_SEEDS} seeds" in text.preamble(t)
-    assert text.preamble(t).startswith(decision.GUARANTEE)
+    assert text.preamble(t).startswith(text.GUARANTEE)
     # among true comparisons the same nine survive: the step-up's threshold rises with the discoveries
     values.update({(f"n{i}", f"z{i}"): [1.0, 1.1, 1.2] for i in range(30)})
     by = {r.claim.text: r.verdict for r in verdicts.table({"one": exercise("one", checks, values)}).rows}
@@ -82,7 +83,7 @@ def test_a_claim_reads_another_exercise_through_the_table():
     found, gone = t.of("microgpt")
     assert found.verdict.verdict == FINDING and "lower" in text.wording(found.verdict)
     assert gone.verdict.verdict == "not run" and "nosuch" in text.note(gone.verdict)
-    assert t.summary("microgpt") == "1 finding, 1 not run"
+    assert text.summary(t, "microgpt") == "1 finding, 1 not run"
 
 
 # --- issue 23, defect 3: seeds added after a look ------------------------------------------------------------

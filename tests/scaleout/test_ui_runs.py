@@ -106,8 +106,8 @@ def test_the_assistant_check_sees_the_panel_where_mlflows_own_first_visit_opens_
     assert seen.assistant
 
 
-def test_the_readmes_load_model_command_gives_a_graph_of_the_gpt(heads):
-    """The README's command, as a user types it: MLflow's own loader, with its pickle check on."""
+def test_the_documented_load_model_command_gives_a_graph_of_the_gpt(heads):
+    """docs/exercises.md's command, as a user types it: MLflow's own loader, with its pickle check on."""
     import os
     import subprocess
     import sys

@@ -4,8 +4,8 @@ section sets how many came out firm beside the rate `make calibrate` measured (f
 import numpy as np
 import pandas as pd
 
+from analysis.report import numbers
 from analysis.report.kinds import Context
-from analysis.verdicts import stats
 
 
 def render(ctx: Context, metric: str = "val_loss"):
@@ -14,7 +14,7 @@ def render(ctx: Context, metric: str = "val_loss"):
     for v in er.variants:
         per = er.per_seed(v, metric) or {}
         x = np.array([per[s] for s in sorted(per)], float)
-        rows.append({"variant": v, "seeds": ", ".join(map(str, sorted(per))), metric: stats.mean_std(x, 4)})
+        rows.append({"variant": v, "seeds": ", ".join(map(str, sorted(per))), metric: numbers.mean_std(x, 4)})
     doc.p("The same settings on disjoint seeds: whatever differs between them is chance. The claims table's aa rows "
           "judge them through every path a claim can take, in a family of their own, and the claims section says "
           "how many came out firm against the rate `make calibrate` measured for that family.")

@@ -3,9 +3,9 @@ lesson's question, which change helps most for the same training time, in words.
 import numpy as np
 import pandas as pd
 
+from analysis.report import numbers
 from analysis.report.kinds import Context, what_changes
 from analysis.store_reading.reader import ExerciseRuns
-from analysis.verdicts import stats
 
 HISTORIES = ["val_loss", "train_time_s"]   # the budget's curves
 
@@ -22,7 +22,7 @@ def render(ctx: Context):
                      "score array (one layer, predicted)": f"{get('predicted_score_array_size'):,.0f}",
                      "score array held by a training step": f"{get('score_array_size'):,.0f}",
                      "ms/step": f"{get('ms_per_step'):.1f}", "tokens/s": f"{get('tokens_per_s'):,.0f}",
-                     "val_loss at the end": stats.mean_std(er.values(v, "val_loss")),
+                     "val_loss at the end": numbers.mean_std(er.values(v, "val_loss")),
                      "steps": er.param(v, "train.steps"),
                      "val_loss at the budget": f"{b['val_loss_at_budget']:.3f}" if b is not None else "-",
                      "step reached in the budget": "-" if b is None else f"{b['step_at_budget']:.0f}" + (

@@ -29,10 +29,11 @@ from scipy import optimize
 from scipy import stats as scipy_stats
 
 from analysis.calibration import spreads
-from analysis.calibration.spreads import Kind, Spread
+from analysis.calibration.spreads import Spread, SpreadKind
 from analysis.verdicts import bounds, claim_kinds, claims
 from analysis.verdicts.claim_kinds import Placement
-from lm.settings.exercises import Claim, ClaimKind, Exercise, evaluate, term, terms, tree
+from lm.settings.claims import Claim, ClaimKind
+from lm.settings.exercises import Exercise, evaluate, term, terms, tree
 
 DRAWS = 4000   # draws of each number to set a comparison's expected margin: its error ~1.5% of the margin's sd
 
@@ -66,14 +67,14 @@ class Number:
             first, other = self.values
             return np.where(scipy_stats.norm.cdf(z) < self.p_hold, first, other)
         kind = self.spread.kind
-        if kind == Kind.TAG:   # shown, not compared: its value on every seed
+        if kind == SpreadKind.TAG:   # shown, not compared: its value on every seed
             return np.full(z.shape, c, dtype=object)
-        if kind == Kind.CONSTANT:
+        if kind == SpreadKind.CONSTANT:
             return np.full(z.shape, float(c))
         x = float(c) + scale * self.spread.sd * z
-        if kind == Kind.SHARE:
+        if kind == SpreadKind.SHARE:
             return np.clip(x, 0.0, 1.0)
-        if kind == Kind.INTEGER:
+        if kind == SpreadKind.INTEGER:
             return np.maximum(0.0, np.round(x))
         return x
 
@@ -175,7 +176,7 @@ def _constants(w: World, claim: Claim, effect: float, at_value: bool) -> None:
     """A deterministic check: every number it reads must be a constant; nothing to set."""
     w.counted = False
     moving = [f"{n.variant.split('__')[0]}.{n.key} ({n.spread.kind}, {n.spread.source})"
-              for n in w.numbers.values() if n.spread.kind != Kind.CONSTANT]
+              for n in w.numbers.values() if n.spread.kind != SpreadKind.CONSTANT]
     if moving:
         raise Unplaceable(f"declared deterministic, but it reads numbers that vary over seeds: {', '.join(moving)}")
 
@@ -199,7 +200,7 @@ def _number(w: World, t: tuple[str, str, int | None], seeds: dict) -> None:
     if k in w.numbers:
         return
     s = spreads.find(exercise, own, key, step)
-    w.numbers[k] = Number(exercise, copy_, key, step, s, s.center, set=s.kind == Kind.CONSTANT)
+    w.numbers[k] = Number(exercise, copy_, key, step, s, s.center, set=s.kind == SpreadKind.CONSTANT)
     w.seeds[exercise, copy_] = seeds[exercise, own]
 
 
@@ -215,7 +216,7 @@ def _value(w: World, claim: Claim, at_value: bool) -> None:
     ours."""
     (n,) = w.numbers.values()
     s = n.spread
-    if s.kind in (Kind.CONSTANT, Kind.TAG, Kind.INTEGER):
+    if s.kind in (SpreadKind.CONSTANT, SpreadKind.TAG, SpreadKind.INTEGER):
         raise Unplaceable(f"a lesson's single number read from a {s.kind} ({n.key})")
     w.offset = 0.0 if at_value else float(claim.delta)
     evaluation = s.window_sd ** 2 / claim.windows if claim.windows and n.window_scored else 0.0

@@ -28,7 +28,7 @@ TABLE = Path(__file__).with_name("spreads.csv")
 WINDOW_CORRELATION = 0.92
 
 
-class Kind(StrEnum):
+class SpreadKind(StrEnum):
     """What a number is, which decides how it varies over seeds."""
     CONTINUOUS = "continuous"   # normal about its center
     SHARE = "share"             # normal, held to [0, 1]: a share at its bound ties across seeds
@@ -44,7 +44,7 @@ class Spread:
     variant: str
     metric: str
     step: str           # "final", a step, or "*"
-    kind: Kind
+    kind: SpreadKind
     center: float | str
     sd: float           # over seeds
     window_sd: float    # over the windows our number averages (0: not window-scored, or not known)
@@ -64,8 +64,8 @@ class Spread:
 
 
 def _row(r: dict) -> Spread:
-    kind = Kind(r["kind"])
-    center = r["center"] if kind == Kind.TAG else float(r["center"])
+    kind = SpreadKind(r["kind"])
+    center = r["center"] if kind == SpreadKind.TAG else float(r["center"])
     return Spread(r["exercise"], r["variant"], r["metric"], r["step"], kind, center, float(r["sd"] or 0),
                   float(r["window_sd"] or 0), int(r["windows"] or 0), r["per_window"] == "true", r["source"])
 
@@ -84,7 +84,7 @@ def find(exercise: str, variant: str, metric: str, step: int | None) -> Spread:
 
 def describe(s: Spread) -> str:
     """A row in words, for the calibration's listing."""
-    what = f"{s.kind}" + ("" if s.kind in (Kind.TAG, Kind.CONSTANT) else f", sd {s.sd:.3g}")
+    what = f"{s.kind}" + ("" if s.kind in (SpreadKind.TAG, SpreadKind.CONSTANT) else f", sd {s.sd:.3g}")
     if s.window_sd:
         what += f", per-window sd {s.window_sd:.3g} over {s.windows}" + (" (logged)" if s.per_window else "")
     return f"{what}: {s.source}"
@@ -119,8 +119,8 @@ def measure(experiments: list[str], quick: bool, tracking_uri: str | None) -> li
                 if len(x) < 2:
                     continue
                 metric = col.removeprefix("metrics.")
-                kind = Kind.CONSTANT if np.ptp(x) == 0 else Kind.INTEGER if np.all(x == np.round(x)) else \
-                    Kind.SHARE if np.all((0 <= x) & (x <= 1)) else Kind.CONTINUOUS
+                kind = SpreadKind.CONSTANT if np.ptp(x) == 0 else SpreadKind.INTEGER if np.all(x == np.round(x)) else \
+                    SpreadKind.SHARE if np.all((0 <= x) & (x <= 1)) else SpreadKind.CONTINUOUS
                 row = {"exercise": name, "variant": v, "metric": metric, "step": "final", "kind": kind,
                        "center": f"{x.mean():.6g}", "sd": f"{x.std(ddof=1):.3g}", "window_sd": "", "windows": "",
                        "per_window": "false", "source": f"measured: {len(x)} seeds, {experiment} in {uri}"}

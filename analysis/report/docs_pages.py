@@ -26,7 +26,8 @@ from analysis.store_reading.reader import ExerciseRuns
 from analysis.verdicts import claim_kinds
 from analysis.verdicts.decision import Outcome
 from lm.settings import exercises
-from lm.settings.exercises import Claim, Exercise, Source
+from lm.settings.claims import Claim, Source
+from lm.settings.exercises import Exercise
 from lm.tracking.store_check import shown
 
 COMMAND = 'make report ARGS="docs=docs"'

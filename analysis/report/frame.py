@@ -36,8 +36,9 @@ from analysis.verdicts.decision import FIRM
 from lm.heads.summary import headline, strongest
 from lm.heads.table import STATISTICS, TL_CONVENTION
 from lm.settings import exercises
+from lm.settings.claims import Source
 from lm.settings.errors import ConfigError
-from lm.settings.exercises import Source, terms, tree
+from lm.settings.exercises import terms, tree
 from lm.settings.options import ReportOptions
 from lm.tracking import store_check
 from lm.tracking.naming import QUICK_PREFIX, experiment_name

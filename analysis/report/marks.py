@@ -10,7 +10,8 @@ import ast
 import math
 
 from analysis.verdicts import claim_kinds
-from lm.settings.exercises import Exercise, Source, term, tree
+from lm.settings.claims import Source
+from lm.settings.exercises import Exercise, term, tree
 
 FLIP = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
 

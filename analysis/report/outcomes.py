@@ -10,7 +10,7 @@ from collections import Counter
 
 from analysis import verdicts
 from analysis.verdicts.decision import Outcome
-from lm.settings.exercises import Source
+from lm.settings.claims import Source
 
 # The colours of the outcomes the report knew when it was written: firm answers strong, the rest muted.
 KNOWN = {

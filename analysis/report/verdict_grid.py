@@ -15,7 +15,7 @@ from analysis.report import numbers, outcomes, verdict_text
 from analysis.report.document import Doc, figure_file
 from analysis.verdicts import claim_kinds
 from analysis.verdicts.decision import Outcome
-from lm.settings.exercises import Source
+from lm.settings.claims import Source
 
 STYLE = """<style>
 .first { margin: 0.4em 0 1em; }

@@ -1,4 +1,4 @@
-"""The claim kinds' registry: how each kind of claim is judged, one entry per lm.settings.exercises.ClaimKind.
+"""The claim kinds' registry: how each kind of claim is judged, one entry per lm.settings.claims.ClaimKind.
 
 A claim's kind follows from the fields it sets in its YAML; what each kind marks itself with, needs and cannot have
 is lm/settings/claims.py's CLAIM_FIELDS, checked when an exercise is loaded, before any run. Its entry here is a
@@ -35,7 +35,8 @@ from analysis.verdicts.claims import (
     shown,
     window_scored,
 )
-from lm.settings.exercises import Claim, ClaimKind, NotApplicable, NotMeasured, NotRun, evaluate, terms, tree
+from lm.settings.claims import Claim, ClaimKind
+from lm.settings.exercises import NotApplicable, NotMeasured, NotRun, evaluate, terms, tree
 
 TABLE, CONTROL = "table", "control"   # the families: the claims', and the A/A control's own
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from analysis.verdicts import claim_kinds, claims, decision, variance
 from analysis.verdicts.results import ExerciseResults
-from lm.settings.exercises import Claim, Exercise, NotRun, terms, tree
+from lm.settings.claims import Claim
+from lm.settings.exercises import Exercise, NotRun, terms, tree
 
 
 @dataclass

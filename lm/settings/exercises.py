@@ -17,8 +17,8 @@ from pathlib import Path
 import yaml
 
 from lm.settings import metrics, ui
+from lm.settings.claims import Claim, Source
 from lm.settings.errors import ConfigError
-from lm.settings.claims import CLAIM_FIELDS, Claim, ClaimFields, ClaimKind, Source  # noqa: F401  (their home for importers)
 from lm.settings.exercise_file import suggest, validate
 from lm.settings.report_kinds import METRIC_OPTIONS, VARIANT_OPTIONS
 

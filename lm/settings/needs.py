@@ -6,7 +6,8 @@ table. The suite makes an entry of When.READ only on the runs of a variant that 
 import fnmatch
 from collections.abc import Iterable
 
-from lm.settings.exercises import CLAIM_FIELDS, Exercise, terms, tree
+from lm.settings.claims import CLAIM_FIELDS, Claim
+from lm.settings.exercises import Exercise, terms, tree
 from lm.settings.measures import BY_NAME, TABLE, When
 
 # What each report kind reads of its exercise's runs beyond the metrics its options name (METRIC_OPTIONS): the
@@ -60,10 +61,19 @@ def reads(exercises: Iterable[Exercise]) -> dict[tuple[str, str], set[str]]:
             if claim.answer:
                 for v in ex.variants:
                     out[ex.name, v].add(claim.answer)
-            for expr in filter(None, (claim.check, claim.ours)):
-                for variant, key, _ in terms(tree(expr)):
-                    owner, _, name = variant.rpartition(":")
-                    out.setdefault((owner or ex.name, name), set()).add(key)
+            for variant, key in named(ex, claim):
+                out.setdefault(variant, set()).add(key)
+    return out
+
+
+def named(ex: Exercise, claim: Claim) -> list[tuple[tuple[str, str], str]]:
+    """Each (exercise, variant) and metric a claim's `check` and `ours` name: its own exercise's variants, or
+    another's as `exercise:variant`."""
+    out = []
+    for expr in filter(None, (claim.check, claim.ours)):
+        for variant, key, _ in terms(tree(expr)):
+            owner, _, name = variant.rpartition(":")
+            out.append(((owner or ex.name, name), key))
     return out
 
 
@@ -87,13 +97,5 @@ def decided(exercises: Iterable[Exercise]) -> set[tuple[str, str]]:
     """Every (exercise, variant) that a claim with a verdict reads (a kind CLAIM_FIELDS marks `decided`: a value, a
     check, the A/A control), another exercise's claims naming its variants included: the variants whose seeds buy
     verdicts. The others are read by findings, questions, exact checks and charts alone."""
-    out = set()
-    for ex in exercises:
-        for claim in ex.claims:
-            if not CLAIM_FIELDS[claim.kind].decided:
-                continue
-            for expr in filter(None, (claim.check, claim.ours)):
-                for variant, _, _ in terms(tree(expr)):
-                    owner, _, name = variant.rpartition(":")
-                    out.add((owner or ex.name, name))
-    return out
+    return {variant for ex in exercises for claim in ex.claims if CLAIM_FIELDS[claim.kind].decided
+            for variant, _ in named(ex, claim)}

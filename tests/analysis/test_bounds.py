@@ -11,7 +11,8 @@ from analysis.calibration import boundary, simulate
 from analysis.verdicts import bounds, claims, table
 from analysis.verdicts.bounds import Interval
 from analysis.verdicts.claim_kinds import judge
-from lm.settings.exercises import Claim, load_all
+from lm.settings.claims import Claim
+from lm.settings.exercises import load_all
 
 
 @pytest.mark.parametrize("key, expected", [
@@ -52,7 +53,7 @@ def test_no_interval_of_any_claim_kind_lies_outside_its_quantitys_range():
     ws, _ = boundary.worlds(files)
     for w in ws:
         for n in w.numbers.values():
-            if n.spread.kind not in (boundary.Kind.CONSTANT, boundary.Kind.TAG):
+            if n.spread.kind not in (boundary.SpreadKind.CONSTANT, boundary.SpreadKind.TAG):
                 n.spread = dataclasses.replace(n.spread, sd=30 * max(n.spread.sd, 1e-3))
     exercises = simulate.exercises_of(ws, files)
     rng = np.random.default_rng(3)

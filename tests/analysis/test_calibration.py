@@ -16,7 +16,8 @@ from analysis.calibration import boundary, simulate, spreads
 from analysis.verdicts import Numbers, claims, decision, table
 from analysis.verdicts.claim_kinds import judge
 from analysis.verdicts.claims import NOT_REPRODUCED, REPRODUCED, WITHIN_NOISE
-from lm.settings.exercises import Claim, ClaimKind, Exercise, evaluate, load_all
+from lm.settings.claims import Claim, ClaimKind
+from lm.settings.exercises import Exercise, evaluate, load_all
 from tests.conftest import ROOT
 
 LEVEL = decision.ALPHA
@@ -179,7 +180,7 @@ def test_the_spreads_table_has_a_row_for_every_number_and_says_where_each_comes_
     assert all(r.source.split(":")[0] in ("measured", "assumed", "by construction") for r in rows)
     assert spreads.find("x", "y", "no_such_metric", None).source.startswith("assumed")
     assert spreads.find("nopos", "pos", "val_loss", None).per_window
-    assert spreads.find("baseline", "base", "n_params", None).kind == spreads.Kind.CONSTANT
+    assert spreads.find("baseline", "base", "n_params", None).kind == spreads.SpreadKind.CONSTANT
 
 
 def test_make_calibrate_answers_a_mistake_in_one_line_and_prints_the_rates():

@@ -6,8 +6,9 @@ from analysis.report import numbers
 from analysis.report import verdict_text as text
 from analysis.verdicts.claim_kinds import KINDS, judge
 from analysis.verdicts.claims import FINDING, INDICATIVE
+from lm.settings.claims import CLAIM_FIELDS, Claim, ClaimKind
 from lm.settings.errors import ConfigError
-from lm.settings.exercises import CLAIM_FIELDS, Claim, ClaimKind, NotRun, load_all, parse
+from lm.settings.exercises import NotRun, load_all, parse
 
 KINDS_BY_FIELDS = [
     (Claim(text="t", answer="val_loss", finding=True), ClaimKind.QUESTION),

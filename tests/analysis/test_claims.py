@@ -21,7 +21,8 @@ from analysis.verdicts.claims import (
     Shown,
 )
 from analysis.verdicts.claim_kinds import judge
-from lm.settings.exercises import Claim, Exercise, NotRun, Source, load_all
+from lm.settings.claims import Claim, Source
+from lm.settings.exercises import Exercise, NotRun, load_all
 
 # the first look's interval, where a verdict firm there shows it
 FIRST_LOOK = numbers.percent(1 - decision.ALPHA * decision.SPEND[0])

@@ -53,7 +53,8 @@ SCRIPT = textwrap.dedent('''
     from analysis.report.verdict_text import frame
     from analysis.verdicts import Numbers, table
     from lm.settings import needs
-    from lm.settings.exercises import ClaimKind, load_all
+    from lm.settings.claims import ClaimKind
+    from lm.settings.exercises import load_all
 
     own = load_all()["own"]
     (claim,) = own.claims

@@ -1,7 +1,8 @@
 """docs/lesson-claims.md is generated from experiments/*.yaml and kept in step with it: every claim, its lesson's
 words verbatim, ours apart with why. No store is read."""
 from analysis.report import docs_pages
-from lm.settings.exercises import Source, load_all
+from lm.settings.claims import Source
+from lm.settings.exercises import load_all
 
 
 def test_the_checked_in_lesson_claims_page_is_the_yamls():

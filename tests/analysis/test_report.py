@@ -20,7 +20,8 @@ from analysis.report import verdict_text as text
 from analysis.store_reading.reader import ExerciseRuns, Reader
 from analysis.verdicts import decision
 from analysis.verdicts.decision import Outcome
-from lm.settings.exercises import Source, load_all
+from lm.settings.claims import Source
+from lm.settings.exercises import load_all
 from tests.analysis import report_browser
 
 ROOT = Path(__file__).resolve().parents[2]

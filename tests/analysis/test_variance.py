@@ -7,7 +7,8 @@ import pytest
 
 from analysis.verdicts import Numbers, table, variance
 from analysis.verdicts.decision import Outcome
-from lm.settings.exercises import Claim, Exercise
+from lm.settings.claims import Claim
+from lm.settings.exercises import Exercise
 
 
 def seeds(rng: np.random.Generator, sd: float, n: int = 3) -> list[float]:

@@ -10,7 +10,8 @@ from analysis.report import marks, outcomes, verdict_grid
 from analysis.report.document import Doc
 from analysis.verdicts import Numbers
 from analysis.verdicts.decision import Outcome
-from lm.settings.exercises import Source, load_all, parse
+from lm.settings.claims import Source
+from lm.settings.exercises import load_all, parse
 
 EXERCISE = """title: "Wider (made up)"
 lesson: "000: a made-up exercise"

@@ -10,7 +10,8 @@ from analysis.report import verdict_text as text
 from analysis.verdicts import decision, stats
 from analysis.verdicts.claims import FINDING, NOT_REPRODUCED, REPRODUCED, WITHIN_NOISE
 from analysis.verdicts.results import Numbers
-from lm.settings.exercises import Claim, Exercise
+from lm.settings.claims import Claim
+from lm.settings.exercises import Exercise
 
 
 def exercise(name, claims, values):

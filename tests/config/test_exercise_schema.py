@@ -14,8 +14,9 @@ import yaml
 from analysis.report import kinds, sections
 from lm.heads.table import STATISTICS
 from lm.settings import exercise_file, metrics, report_kinds
+from lm.settings.claims import Claim
 from lm.settings.errors import ConfigError
-from lm.settings.exercises import FOLDER_VARIABLE, Claim, Exercise, load_all, parse
+from lm.settings.exercises import FOLDER_VARIABLE, Exercise, load_all, parse
 from tests.conftest import ROOT
 
 HEAD = "title: t\nlesson: l\nmeasures: m\nvariants:\n  base: []\n  wide: [model.n_embd=128]\n"   # lines 1-6

@@ -14,7 +14,8 @@ from lm.measures import probes
 from lm.model.data import Corpus, DataConfig, DataError
 from lm.model.model import GPT, GPTConfig
 from lm.settings import config
-from lm.settings.exercises import ClaimKind, Source, load_all
+from lm.settings.claims import ClaimKind, Source
+from lm.settings.exercises import load_all
 
 # Accents, curly quotes, guillemets, an em dash and an emoji; no 'T' and no 'W', so neither lesson 000's probe
 # ('To be, or not to b') nor its heatmap line can be read on it.

@@ -133,8 +133,8 @@ def guarantee() -> str:
     said = (f" (measured through this table on {kept['tables']:,} simulated studies, {kept['date']}: "
             f"{rate:.1%} at the first look, {kept['fdr_looks']:.1%} with make decide's looks)") if rate is not None \
         else ""
-    return f"{verdict_text.GUARANTEE}{said}; a firm row is one of a set of which one in twenty may be wrong, and a row " \
-           f"within seed noise says nothing either way."
+    return f"{verdict_text.GUARANTEE}{said}; a firm row is one of a set of which one in twenty may be wrong, and a " \
+           f"row within seed noise says nothing either way."
 
 
 def _ordered(found: list[str]) -> list[str]:

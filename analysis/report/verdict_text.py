@@ -198,8 +198,8 @@ def _notes(v: Verdict) -> list[str]:
     if any(c.method == stats.ONE_SEED for c in cs):
         notes.append(numbers.NO_INTERVAL)
     if v.finding:
-        notes.append(f"a finding, not a verdict: {wording(v) or 'no interval'} "
-                     f"({numbers.percent(stats.CONFIDENCE)} interval, {numbers.DESCRIPTIVE}: outside the table's family)")
+        notes.append(f"a finding, not a verdict: {wording(v) or 'no interval'} ({numbers.percent(stats.CONFIDENCE)} "
+                     f"interval, {numbers.DESCRIPTIVE}: outside the table's family)")
     if v.verdict == NOT_REPRODUCED and not notes:
         notes.append(f"check: {v.check}")
     return notes

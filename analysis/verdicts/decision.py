@@ -47,16 +47,16 @@ ALPHA = 0.05
 # A firm verdict needs 3 seeds: with 2 the t-interval is 12.7 standard errors wide (t(1) = 12.71), and an exact test
 # over 2 seeds cannot reach the level at all.
 MIN_SEEDS = 3
-# The looks: a comparison is judged on the first 3 seeds of each variant it reads, and `make decide` may add rounds
-# of ROUND seeds, up to 12. A claim left undecided at one look and judged again at the next is a second test of the
-# same claim (optional stopping, which raises the rate of false verdicts), so the level is spent over the looks (alpha spending, the Bonferroni form): look k may use SPEND[k] of it, and a
-# comparison's p is its sequential p, min over the looks it reached of p_k / SPEND[k]. That is a valid p-value
-# whatever rule chooses which claims get more seeds and when to stop (P(any look's p_k <= SPEND[k]·a) <= a, the looks
-# being fixed seed counts), so the family's adjustment still holds the level; `make calibrate` simulates the whole
-# procedure through the table. Three quarters of the level at the first look: `make ablations`' hour ends there,
-# and it is the table most readers get; the last quarter is shared by the three rounds `make decide` may add. A
-# variant with seeds between two looks is judged at the lower one (its first LOOKS[k] seeds): the looks must be fixed
-# in advance for the spending to hold.
+# The looks: a comparison is judged on the first 3 seeds of each variant it reads, and `make decide` may add rounds of
+# ROUND seeds, up to 12. A claim left undecided at one look and judged again at the next is a second test of the same
+# claim (optional stopping, which raises the rate of false verdicts), so the level is spent over the looks (alpha
+# spending, the Bonferroni form): look k may use SPEND[k] of it, and a comparison's p is its sequential p, min over
+# the looks it reached of p_k / SPEND[k]. That is a valid p-value whatever rule chooses which claims get more seeds
+# and when to stop (P(any look's p_k <= SPEND[k]·a) <= a, the looks being fixed seed counts), so the family's
+# adjustment still holds the level; `make calibrate` simulates the whole procedure through the table. Three quarters
+# of the level at the first look: `make ablations`' hour ends there, and it is the table most readers get; the last
+# quarter is shared by the three rounds `make decide` may add. A variant with seeds between two looks is judged at the
+# lower one (its first LOOKS[k] seeds): the looks must be fixed in advance for the spending to hold.
 LOOKS = (MIN_SEEDS, 6, 9, 12)
 SPEND = (3 / 4, 1 / 12, 1 / 12, 1 / 12)
 ROUND = LOOKS[1] - LOOKS[0]

@@ -39,11 +39,12 @@ def paint(p: Plot, path: str, svg: bool = False) -> None:
 
 
 def default_workers() -> int:
-    """One worker per core, at most four. The workers run at a lower priority (NICE), so the report's own process
-    keeps a core while it reads and judges, and they take every core once it waits on them: on the full store the
-    report's own work and the drawing take about as much CPU each."""
+    """One worker per core the process may use but the one the report's own process keeps while it reads and judges
+    (on the full store its work and the drawing take about as much CPU each), at least one and at most four. On two
+    cores that is one: two workers beside the report's own process made the full report slower idle, and a third
+    process on the core another program leaves (docs/speed.md). The workers run at a lower priority (NICE)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(4, cores))
+    return max(1, min(4, cores - 1))
 
 
 # How much lower the workers' priority is than the report's: low enough that the report's own reading and judging

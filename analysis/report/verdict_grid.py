@@ -52,8 +52,8 @@ def why(row: verdicts.Row) -> str:
     margin with its interval."""
     v, claim = row.verdict, row.claim
     asks = claim_kinds.of(claim).asks(claim).replace("`", "")   # a page's text, not Markdown
-    margin, seeds = verdict_text.interval(v), verdict_text.seeds(v)
-    parts = [f"ours {numbers.ours(v.ours)}" if numbers.ours(v.ours) else "", asks, f"margin {margin}" if margin else "",
+    ours, margin, seeds = numbers.ours(v.ours), verdict_text.interval(v), verdict_text.seeds(v)
+    parts = [f"ours {ours}" if ours else "", asks, f"margin {margin}" if margin else "",
              f"{seeds} seeds" if seeds else ""]
     return "; ".join(p for p in parts if p)
 

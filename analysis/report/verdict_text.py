@@ -14,8 +14,7 @@ from analysis.report import numbers
 from analysis.verdicts import claim_kinds, decision, stats
 from analysis.verdicts.claims import (
     DETERMINISTIC, FINDING, INDICATIVE, MEANS, NOT_REPRODUCED, REPRODUCED, WITHIN_NOISE, Comparison, Evaluation,
-    Prediction,
-    Verdict,
+    Prediction, Verdict,
 )
 from analysis.verdicts.claims_table import Table
 from analysis.verdicts.decision import Outcome
